@@ -1,0 +1,171 @@
+// Package pginbox is a Postgres-native inbox for third-party webhooks.
+//
+// The logic lives in SQL: versioned plpgsql functions, tables and views in the
+// schema webhooks, shipped as goose migrations under sql/. This package embeds
+// them, flattens the four folders into one goose namespace and applies them
+// with [Migrate]. The Go runner (package runner) is an optional sidecar.
+package pginbox
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"testing/fstest"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed sql
+var embedded embed.FS
+
+// VersionTable is the goose version table pginbox migrates with. It lives in
+// the schema webhooks, so pginbox never shares (or collides with) the
+// application's own goose_db_version table.
+const VersionTable = "webhooks.goose_db_version"
+
+// MigrationLockID is the Postgres advisory lock key that serialises concurrent
+// migrators of the same database (goose session locker).
+const MigrationLockID int64 = 0x7067696e626f78 // "pginbox"
+
+// migrationName matches a migration file: 5-digit version, then a name.
+var migrationName = regexp.MustCompile(`^([0-9]{5})_[a-z0-9_]+\.sql$`)
+
+// sqlDirs are the folders that hold migrations, in one version sequence.
+var sqlDirs = []string{"sql/schema", "sql/functions", "sql/views", "sql/checks"}
+
+// Migrations returns the embedded migrations flattened into a single
+// directory, as goose expects: every file of sql/schema, sql/functions,
+// sql/views and sql/checks at the root, by file name. It fails when two files
+// share a name or a version number, or a file is misnamed.
+func Migrations() (fs.FS, error) {
+	return flatten(embedded, sqlDirs)
+}
+
+func flatten(src fs.FS, dirs []string) (fs.FS, error) {
+	out := fstest.MapFS{}
+	versions := map[int64]string{}
+	for _, dir := range dirs {
+		entries, err := fs.ReadDir(src, dir)
+		if err != nil {
+			return nil, fmt.Errorf("migrations: read %s: %w", dir, err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || path.Ext(e.Name()) != ".sql" {
+				continue
+			}
+			full := path.Join(dir, e.Name())
+			m := migrationName.FindStringSubmatch(e.Name())
+			if m == nil {
+				return nil, fmt.Errorf("migrations: %s: name must be NNNNN_verb_object.sql", full)
+			}
+			v, _ := strconv.ParseInt(m[1], 10, 64)
+			if prev, ok := versions[v]; ok {
+				return nil, fmt.Errorf("migrations: %s and %s share version %d", prev, full, v)
+			}
+			versions[v] = full
+			data, err := fs.ReadFile(src, full)
+			if err != nil {
+				return nil, fmt.Errorf("migrations: read %s: %w", full, err)
+			}
+			out[e.Name()] = &fstest.MapFile{Data: data, Mode: 0o444}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("migrations: no .sql files under %v", dirs)
+	}
+	return out, nil
+}
+
+// MigrationFiles returns the flattened migration file names in version order.
+func MigrationFiles() ([]string, error) {
+	fsys, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// NewProvider returns a goose provider for the pginbox migrations on db,
+// using the version table [VersionTable] and a Postgres session locker so two
+// migrators of the same database cannot race. It uses no global goose state.
+func NewProvider(db *sql.DB, opts ...goose.ProviderOption) (*goose.Provider, error) {
+	fsys, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(MigrationLockID))
+	if err != nil {
+		return nil, fmt.Errorf("migrations: locker: %w", err)
+	}
+	base := []goose.ProviderOption{
+		goose.WithTableName(VersionTable),
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true),
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: provider: %w", err)
+	}
+	return p, nil
+}
+
+// Migrate applies every pending pginbox migration to db. Migrating an
+// up-to-date database is a no-op, and nothing outside the schema webhooks is
+// created or changed. Concurrent calls against one database are serialised.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	if err := ensureSchema(ctx, db); err != nil {
+		return err
+	}
+	p, err := NewProvider(db)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// ensureSchema creates the schema webhooks, which must exist before goose
+// creates its version table in it. Concurrent CREATE SCHEMA IF NOT EXISTS can
+// still collide on the catalog's unique index, so it runs under the same
+// advisory lock the migrators use.
+func ensureSchema(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // rollback after commit is a no-op
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, MigrationLockID); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	// Look before creating: CREATE SCHEMA checks the CREATE privilege on the
+	// database even when the schema exists, which a migrator that does not own
+	// the database may lack.
+	var exists bool
+	if err := tx.QueryRowContext(ctx,
+		`SELECT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = 'webhooks')`).Scan(&exists); err != nil {
+		return fmt.Errorf("migrate: look up schema webhooks: %w", err)
+	}
+	if !exists {
+		if _, err := tx.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
+			return fmt.Errorf("migrate: create schema webhooks: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+// Package localpg starts and stops a local PostgreSQL cluster from the
+// binaries installed on the machine (initdb, pg_ctl). It backs the embedded
+// database of `pginbox serve` and `make run` when DATABASE_URL is unset, and
+// the throwaway cluster of the test suite and the bench.
+//
+// Postgres refuses to run as root, so when the process is root the binaries
+// run as the operating-system user "postgres" and the data directory is
+// handed to it.
+package localpg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Superuser is the bootstrap role initdb creates; local connections trust it.
+const Superuser = "postgres"
+
+// Options configures [Start].
+type Options struct {
+	// Dir holds the cluster: Dir/data is the data directory, Dir/postgres.log
+	// the server log, Dir/port the port it listens on. Created if missing.
+	Dir string
+	// Port to listen on (127.0.0.1 only). Zero picks a free port when the
+	// cluster is created and reuses it afterwards.
+	Port int
+	// Settings are extra postgresql.conf parameters, applied on every start.
+	Settings map[string]string
+	// BinDir holds initdb and pg_ctl. Empty means [FindBinDir].
+	BinDir string
+	// Logger receives progress lines. Nil discards them.
+	Logger *slog.Logger
+}
+
+// TestSettings trade durability for speed: for throwaway clusters only.
+var TestSettings = map[string]string{
+	"fsync":                               "off",
+	"synchronous_commit":                  "off",
+	"full_page_writes":                    "off",
+	"max_connections":                     "400",
+	"shared_buffers":                      "256MB",
+	"log_min_messages":                    "warning",
+	"log_min_error_statement":             "panic",
+	"autovacuum_naptime":                  "10s",
+	"max_locks_per_transaction":           "256",
+	"idle_in_transaction_session_timeout": "0",
+}
+
+// Cluster is a running local Postgres server.
+type Cluster struct {
+	// Dir is the folder holding the cluster (see [Options.Dir]).
+	Dir string
+	// DataDir is the data directory.
+	DataDir string
+	// Port is the TCP port on 127.0.0.1.
+	Port int
+	// BinDir holds the server binaries used.
+	BinDir string
+	// Started is true when Start launched the server, false when it found it
+	// already running (then Stop leaves it running too).
+	Started bool
+
+	cred *syscall.Credential
+	log  *slog.Logger
+}
+
+// ErrNoBinaries is returned when no initdb/pg_ctl can be found.
+var ErrNoBinaries = errors.New("localpg: no PostgreSQL server binaries (initdb, pg_ctl) found on PATH or under /usr/lib/postgresql/*/bin")
+
+// FindBinDir returns the folder holding initdb and pg_ctl: from PATH first,
+// else the newest /usr/lib/postgresql/<major>/bin.
+func FindBinDir() (string, error) {
+	if p, err := exec.LookPath("pg_ctl"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return majorOf(dirs[i]) > majorOf(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+				return d, nil
+			}
+		}
+	}
+	return "", ErrNoBinaries
+}
+
+func majorOf(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+// Start creates the cluster under opts.Dir on first use, or reuses it, and
+// starts the server unless it is already running. It waits until the server
+// accepts connections.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("localpg: Options.Dir is required")
+	}
+	binDir := opts.BinDir
+	if binDir == "" {
+		var err error
+		if binDir, err = FindBinDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("localpg: %w", err)
+	}
+	c := &Cluster{Dir: dir, DataDir: filepath.Join(dir, "data"), BinDir: binDir, log: opts.Logger}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if err := c.prepareUser(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("localpg: create %s: %w", dir, err)
+	}
+	if err := c.chown(dir); err != nil {
+		return nil, err
+	}
+	if err := c.ensurePort(opts.Port); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(c.DataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := c.initdb(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.writeSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	if c.running(ctx) {
+		c.log.Info("local postgres already running", "dir", c.DataDir, "port", c.Port)
+		return c, nil
+	}
+	c.log.Info("starting local postgres", "dir", c.DataDir, "port", c.Port)
+	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.DataDir,
+		"-l", filepath.Join(dir, "postgres.log"), "-o", "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -p "+strconv.Itoa(c.Port)); err != nil {
+		tail, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		return nil, fmt.Errorf("localpg: pg_ctl start: %w: %s\n%s", err, out, lastLines(tail, 15))
+	}
+	c.Started = true
+	return c, nil
+}
+
+// URL returns a connection URL for database db as the bootstrap superuser.
+func (c *Cluster) URL(db string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, c.Port, db)
+}
+
+// Stop stops the server (fast shutdown: connections are closed, in-flight
+// transactions roll back) if this Cluster started it.
+func (c *Cluster) Stop(ctx context.Context) error {
+	if !c.Started {
+		return nil
+	}
+	return c.StopMode(ctx, "fast")
+}
+
+// StopMode stops the server with pg_ctl's mode: smart, fast or immediate,
+// whoever started it.
+func (c *Cluster) StopMode(ctx context.Context, mode string) error {
+	if out, err := c.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", mode, "-D", c.DataDir); err != nil {
+		return fmt.Errorf("localpg: pg_ctl stop: %w: %s", err, out)
+	}
+	c.Started = false
+	return nil
+}
+
+// Restart starts a server stopped with [Cluster.StopMode] again.
+func (c *Cluster) Restart(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.DataDir,
+		"-l", filepath.Join(c.Dir, "postgres.log"), "-o", "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -p "+strconv.Itoa(c.Port)); err != nil {
+		return fmt.Errorf("localpg: pg_ctl start: %w: %s", err, out)
+	}
+	c.Started = true
+	return nil
+}
+
+// Remove deletes the cluster's folder. Stop it first.
+func (c *Cluster) Remove() error {
+	if err := os.RemoveAll(c.Dir); err != nil {
+		return fmt.Errorf("localpg: remove %s: %w", c.Dir, err)
+	}
+	return nil
+}
+
+func (c *Cluster) running(ctx context.Context) bool {
+	_, err := c.run(ctx, "pg_ctl", "status", "-D", c.DataDir)
+	return err == nil
+}
+
+func (c *Cluster) initdb(ctx context.Context) error {
+	c.log.Info("creating local postgres cluster", "dir", c.DataDir)
+	out, err := c.run(ctx, "initdb", "-D", c.DataDir, "-U", Superuser, "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync")
+	if err != nil {
+		return fmt.Errorf("localpg: initdb: %w: %s", err, out)
+	}
+	return nil
+}
+
+// writeSettings rewrites pginbox.conf, included from postgresql.conf, so the
+// settings apply on every start without touching the rest of the file.
+func (c *Cluster) writeSettings(settings map[string]string) error {
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# written by pginbox localpg on every start\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(settings[k], "'", "''"))
+	}
+	conf := filepath.Join(c.DataDir, "pginbox.conf")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("localpg: write %s: %w", conf, err)
+	}
+	if err := c.chown(conf); err != nil {
+		return err
+	}
+	main := filepath.Join(c.DataDir, "postgresql.conf")
+	data, err := os.ReadFile(main)
+	if err != nil {
+		return fmt.Errorf("localpg: read %s: %w", main, err)
+	}
+	if !bytes.Contains(data, []byte("include_if_exists = 'pginbox.conf'")) {
+		data = append(data, []byte("\ninclude_if_exists = 'pginbox.conf'\n")...)
+		if err := os.WriteFile(main, data, 0o600); err != nil {
+			return fmt.Errorf("localpg: write %s: %w", main, err)
+		}
+	}
+	return nil
+}
+
+// ensurePort reads Dir/port, or picks and records one.
+func (c *Cluster) ensurePort(want int) error {
+	file := filepath.Join(c.Dir, "port")
+	if want == 0 {
+		if data, err := os.ReadFile(file); err == nil {
+			if p, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && p > 0 {
+				c.Port = p
+				return nil
+			}
+		}
+		p, err := FreePort()
+		if err != nil {
+			return err
+		}
+		want = p
+	}
+	c.Port = want
+	if err := os.WriteFile(file, []byte(strconv.Itoa(want)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("localpg: write %s: %w", file, err)
+	}
+	return nil
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("localpg: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// prepareUser decides whom the binaries run as: the current user, or
+// "postgres" when running as root.
+func (c *Cluster) prepareUser() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("localpg: running as root and there is no user \"postgres\" to run the server as (install postgresql or create the user): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	return nil
+}
+
+func (c *Cluster) chown(path string) error {
+	if c.cred == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+		return fmt.Errorf("localpg: chown %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Cluster) run(ctx context.Context, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, name), args...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+		cmd.Env = append(cmd.Env, "HOME="+c.Dir)
+	}
+	// pg_ctl start leaves the server running with our stdout open if we
+	// capture it through a pipe; a file avoids waiting for the server to exit.
+	out, err := os.CreateTemp("", "localpg-*.out")
+	if err != nil {
+		return "", fmt.Errorf("localpg: %w", err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	// Keep the server out of our process group, so a Ctrl-C aimed at the
+	// runner does not kill Postgres before we stop it cleanly.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	runErr := cmd.Run()
+	data, _ := os.ReadFile(out.Name())
+	return strings.TrimSpace(string(data)), runErr
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WaitReady polls until dial succeeds or ctx ends; a helper for callers
+// that restart the server.
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	for {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", c.Port), time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("localpg: wait ready: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

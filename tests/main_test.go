@@ -1,0 +1,5 @@
+package tests
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }
