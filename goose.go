@@ -12,7 +12,9 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -166,6 +168,34 @@ func ensureSchema(ctx context.Context, db *sql.DB) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// WriteMigrations writes the flattened migrations into dir (created if
+// missing), so the stock goose CLI can apply them:
+//
+//	GOOSE_TABLE=webhooks.goose_db_version goose -dir dir postgres "$DATABASE_URL" up
+func WriteMigrations(dir string) error {
+	fsys, err := Migrations()
+	if err != nil {
+		return err
+	}
+	names, err := MigrationFiles()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write migrations: %w", err)
+	}
+	for _, n := range names {
+		data, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return fmt.Errorf("write migrations: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), data, 0o644); err != nil {
+			return fmt.Errorf("write migrations: %w", err)
+		}
 	}
 	return nil
 }

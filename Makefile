@@ -1,0 +1,83 @@
+# pginbox — a Postgres-native inbox for third-party webhooks.
+# `make help` lists the targets.
+
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := bin/pginbox
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/pginbox/pginbox/runner/cli.Version=$(VERSION)
+GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb
+WITHPG := $(GO) run ./tests/cmd/withpg --
+TEST_FLAGS ?= -count=1 -timeout 15m
+FUZZTIME ?= 3s
+PKGS := ./...
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/pginbox
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./runner/cmd/pginbox
+
+.PHONY: postgres
+postgres: ## install the PostgreSQL server binaries if missing (apt)
+	@./tests/ensure-postgres.sh
+
+.PHONY: run
+run: postgres build ## start pginbox on the embedded cluster under .pginbox/ (or DATABASE_URL)
+	./$(BIN) migrate
+	@echo
+	@echo "pginbox schema is ready. Connect with:"
+	@echo "  psql \"$${DATABASE_URL:-postgres://postgres@127.0.0.1:$$(cat .pginbox/port 2>/dev/null)/pginbox}\""
+	@echo "and try:"
+	@echo "  SELECT * FROM webhooks.ingest_webhook('sume', 'job_123', 'job.completed', '{\"job_id\": \"job_123\"}');"
+
+.PHONY: test
+test: postgres ## run every test against a throwaway cluster (installs PostgreSQL if missing)
+	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
+
+.PHONY: test-race
+test-race: postgres ## the tests with the race detector
+	$(WITHPG) $(GO) test -race $(TEST_FLAGS) $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; \
+	done
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: sql-dist
+sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI
+	rm -rf dist/migrations
+	$(GO) run ./runner/cmd/pginbox sql-dist dist/migrations
+	@echo "apply with: goose -dir dist/migrations postgres \"\$$DATABASE_URL\" up"
+	@echo "(to share pginbox's version table: create schema webhooks first, then GOOSE_TABLE=webhooks.goose_db_version)"
+
+bin/goose:
+	$(GO) build -tags "$(GOOSE_TAGS)" -o bin/goose github.com/pressly/goose/v3/cmd/goose
+
+.PHONY: goose
+goose: bin/goose ## build the stock goose CLI (Postgres driver only) into bin/goose
+
+.PHONY: migration
+migration: ## create the next migration: make migration NAME=create_function_foo [DIR=functions]
+	@test -n "$(NAME)" || { echo "usage: make migration NAME=verb_object [DIR=schema|functions|views|checks]"; exit 2; }
+	@dir=sql/$${DIR:-$$(case "$(NAME)" in *function*) echo functions;; *view*) echo views;; *check*) echo checks;; *) echo schema;; esac)}; \
+	last=$$(ls sql/*/[0-9][0-9][0-9][0-9][0-9]_*.sql | xargs -n1 basename | cut -c1-5 | sort -n | tail -1); \
+	next=$$(printf '%05d' $$((10#$$last + 1))); \
+	f=$$dir/$${next}_$(NAME).sql; \
+	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n\n-- +goose Down\n' > $$f; \
+	echo "created $$f"
+
+.PHONY: clean
+clean: ## remove build output (keeps the .pginbox cluster)
+	rm -rf bin dist bench/out

@@ -1,0 +1,18 @@
+// Command pginbox is the pginbox runner and admin CLI. See runner/cli.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pginbox/pginbox/runner/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, cli.App{Stdout: os.Stdout, Stderr: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

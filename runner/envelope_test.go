@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestReadEnvelope(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		body string
+		ok   bool
+		keys []string // top-level names expected when ok
+	}{
+		{"empty object", `{}`, true, nil},
+		{"surrounding whitespace", " \n\t{\"a\": 1}\r\n ", true, []string{"a"}},
+		{"nested values are not flattened", `{"payload":{"request_id":"r"}}`, true, []string{"payload"}},
+		{"escaped backslash before u0000", `{"a":"\\u0000"}`, true, []string{"a"}},
+		{"surrogate pair", `{"a":"\ud83d\ude00"}`, true, []string{"a"}},
+		{"escaped control character", `{"a":"\u0001"}`, true, []string{"a"}},
+		{"escaped name", `{"job\u005fid":"j"}`, true, []string{"job_id"}},
+		{"empty", ``, false, nil},
+		{"whitespace", " \n ", false, nil},
+		{"null", `null`, false, nil},
+		{"array", `[{"id":"a"}]`, false, nil},
+		{"string", `"{}"`, false, nil},
+		{"number", `42`, false, nil},
+		{"truncated", `{"id":"a"`, false, nil},
+		{"trailing garbage", `{"id":"a"}x`, false, nil},
+		{"second value", `{"id":"a"} {"id":"b"}`, false, nil},
+		{"invalid UTF-8", "{\"id\":\"\xc3\x28\"}", false, nil},
+		{"invalid UTF-8 outside strings", "{\"id\":\"a\"}\xff", false, nil},
+		{"BOM", "\xef\xbb\xbf{}", false, nil},
+		{"u0000 escape", `{"a":"x\u0000y"}`, false, nil},
+		{"u0000 escape in a name", `{"\u0000":1}`, false, nil},
+		{"lone high surrogate", `{"a":"\ud800"}`, false, nil},
+		{"high surrogate then other escape", `{"a":"\ud800\u0041"}`, false, nil},
+		{"high surrogate at end", `{"a":"\udbff"}`, false, nil},
+		{"lone low surrogate", `{"a":"\udc00"}`, false, nil},
+		{"single quotes", `{'a':1}`, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env, err := readEnvelope([]byte(tt.body))
+			if !tt.ok {
+				checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
+				return
+			}
+			checkReject(t, err, 0, "")
+			if len(env) != len(tt.keys) {
+				t.Fatalf("got %d members, want %d", len(env), len(tt.keys))
+			}
+			for _, k := range tt.keys {
+				if _, ok := env[k]; !ok {
+					t.Fatalf("member %q missing from %v", k, env)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvelopeKey(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("k", 255)
+	tests := []struct {
+		name   string
+		value  string // raw JSON of the "k" member
+		want   string
+		reason string // "" when valid
+	}{
+		{"string", `"job_1"`, "job_1", ""},
+		{"integer", `12345678901234567890123`, "12345678901234567890123", ""},
+		{"negative integer", `-7`, "-7", ""},
+		{"zero", `0`, "0", ""},
+		{"escaped string", `"a\u00e9\/b"`, "aé/b", ""},
+		{"255 bytes", `"` + long + `"`, long, ""},
+		{"256 bytes", `"` + long + `k"`, "", ReasonKeyInvalid},
+		{"254 bytes and a 2-byte rune", `"` + long[:254] + `é"`, "", ReasonKeyInvalid},
+		{"empty string", `""`, "", ReasonKeyInvalid},
+		{"blank string", `"   "`, "", ReasonKeyInvalid},
+		{"tab", `"a\tb"`, "", ReasonKeyInvalid},
+		{"newline", `"a\nb"`, "", ReasonKeyInvalid},
+		{"control", `"a\u0001"`, "", ReasonKeyInvalid},
+		{"DEL", `"a\u007f"`, "", ReasonKeyInvalid},
+		{"C1 control", `"a\u0085"`, "", ReasonKeyInvalid},
+		{"fraction", `1.5`, "", ReasonKeyInvalid},
+		{"integral fraction", `1.0`, "", ReasonKeyInvalid},
+		{"exponent", `1e3`, "", ReasonKeyInvalid},
+		{"true", `true`, "", ReasonKeyInvalid},
+		{"object", `{"id":"a"}`, "", ReasonKeyInvalid},
+		{"array", `["a"]`, "", ReasonKeyInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env, err := readEnvelope([]byte(`{"k": ` + tt.value + ` }`))
+			if err != nil {
+				t.Fatalf("readEnvelope: %v", err)
+			}
+			got, err := env.key("k")
+			if tt.reason != "" {
+				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				return
+			}
+			checkReject(t, err, 0, "")
+			if got != tt.want {
+				t.Fatalf("key = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvelopeHasAndStr(t *testing.T) {
+	t.Parallel()
+	env, err := readEnvelope([]byte(`{"s": "x", "e": "", "i": 1, "o": {}, "n": null }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"n": false, "s": true, "e": true, "i": true, "o": true, "absent": false} {
+		if got := env.has(name); got != want {
+			t.Errorf("has(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"n": false, "s": true, "e": false, "i": false, "o": false, "absent": false} {
+		if _, got := env.str(name); got != want {
+			t.Errorf("str(%q) ok = %v, want %v", name, got, want)
+		}
+	}
+}

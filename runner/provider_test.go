@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The helpers below sign test deliveries independently of the code under
+// test, from each provider's published recipe.
+
+// macHex returns hex(HMAC-SHA256(key, msg)).
+func macHex(key, msg string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// macBase64 returns base64(HMAC-SHA256(key, msg)).
+func macBase64(key []byte, msg string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// headers builds an http.Header from name/value pairs.
+func headers(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// mustProvider builds a provider or fails the test.
+func mustProvider(t testing.TB, kind string, secrets ...string) Provider {
+	t.Helper()
+	p, err := NewProvider(kind, secrets)
+	if err != nil {
+		t.Fatalf("NewProvider(%q): %v", kind, err)
+	}
+	return p
+}
+
+// checkReject fails the test unless err is nil (status 0) or a *RejectError
+// with exactly status and reason.
+func checkReject(t testing.TB, err error, status int, reason string) {
+	t.Helper()
+	if status == 0 {
+		if err != nil {
+			t.Fatalf("got error %v, want none", err)
+		}
+		return
+	}
+	var re *RejectError
+	if !errors.As(err, &re) {
+		t.Fatalf("got error %v (%T), want *RejectError %d %q", err, err, status, reason)
+	}
+	if re.Status != status || re.Reason != reason {
+		t.Fatalf("got rejection %d %q, want %d %q", re.Status, re.Reason, status, reason)
+	}
+}
+
+func TestKinds(t *testing.T) {
+	t.Parallel()
+	want := []string{"github", "shopify", "standardwebhooks", "stripe", "sume"}
+	if got := Kinds(); !slices.Equal(got, want) {
+		t.Fatalf("Kinds() = %q, want %q", got, want)
+	}
+	for _, kind := range want {
+		secret := "secret"
+		if kind == "standardwebhooks" {
+			secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		}
+		if got := mustProvider(t, kind, secret).Kind(); got != kind {
+			t.Errorf("NewProvider(%q).Kind() = %q", kind, got)
+		}
+	}
+}
+
+func TestNewProviderErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		kind    string
+		secrets []string
+		wantErr string // substring of the error
+	}{
+		{"unknown kind", "paypal", []string{"s"}, `unknown provider kind "paypal"`},
+		{"kind is case-sensitive", "Sume", []string{"s"}, "unknown provider kind"},
+		{"nil secrets", "sume", nil, "no secrets"},
+		{"empty secrets", "stripe", []string{}, "no secrets"},
+		{"empty secret", "github", []string{"ok", ""}, "secret 2 of 2 is empty"},
+		{"whsec not base64", "standardwebhooks", []string{"whsec_not*base64!"}, "not base64"},
+		{"bare not base64", "standardwebhooks", []string{"%%%%"}, "not base64"},
+		{"whsec prefix only", "standardwebhooks", []string{"whsec_"}, "empty"},
+		{"second whsec bad", "standardwebhooks", []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_???"}, "secret 2 of 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := NewProvider(tt.kind, tt.secrets)
+			if err == nil {
+				t.Fatalf("NewProvider(%q) = %v, want an error", tt.kind, p)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %q does not contain %q", err, tt.wantErr)
+			}
+			for _, s := range tt.secrets {
+				if s = strings.TrimPrefix(s, "whsec_"); len(s) > 3 && strings.Contains(err.Error(), s) {
+					t.Fatalf("error %q leaks a secret", err)
+				}
+			}
+		})
+	}
+}
+
+func TestNewProviderAcceptsSecrets(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{
+		"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", // spec example
+		"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",       // no prefix
+		"whsec_c2VjcmV0",                         // padded, no padding needed
+		"whsec_c2VjcmV0Cg==",                     // padded
+		"whsec_c2VjcmV0Cg",                       // unpadded
+	} {
+		if _, err := NewProvider("standardwebhooks", []string{secret}); err != nil {
+			t.Errorf("NewProvider(standardwebhooks, %q): %v", secret, err)
+		}
+	}
+}
+
+func TestRejectError(t *testing.T) {
+	t.Parallel()
+	err := unauthorized(ReasonSignatureMismatch)
+	if got, want := err.Error(), "rejected with 401: signature mismatch"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+	checkReject(t, badRequest(ReasonKeyMissing), http.StatusBadRequest, "idempotency key missing")
+}
+
+// TestReasonsAreLabels checks every reason is usable as a Prometheus label
+// value and a stable response field: lower-case ASCII words.
+func TestReasonsAreLabels(t *testing.T) {
+	t.Parallel()
+	for _, r := range []string{
+		ReasonSignatureMissing, ReasonSignatureMalformed, ReasonSignatureMismatch,
+		ReasonTimestampMissing, ReasonTimestampMalformed, ReasonTimestampOutOfTolerance,
+		ReasonBodyNotJSON, ReasonKeyMissing, ReasonKeyInvalid, ReasonEventIDMismatch,
+		ReasonEventTypeMissing, ReasonEventTypeInvalid,
+	} {
+		if r == "" || strings.Trim(r, "abcdefghijklmnopqrstuvwxyz ") != "" {
+			t.Errorf("reason %q is not lower-case words", r)
+		}
+	}
+}
+
+// TestIdentifyBodyNotJSON checks every kind refuses a body that is not a JSON
+// object, whatever its headers carry.
+func TestIdentifyBodyNotJSON(t *testing.T) {
+	t.Parallel()
+	h := headers(
+		"X-Sume-Event-Id", "evt_1", "X-GitHub-Delivery", "d1", "X-GitHub-Event", "push",
+		"webhook-id", "msg_1", "X-Shopify-Event-Id", "e1", "X-Shopify-Topic", "orders/create",
+	)
+	for _, kind := range Kinds() {
+		p := mustProvider(t, kind, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+		for _, body := range []string{"", " ", "null", "[]", `"x"`, "1", "{", `{"id":"a"} x`, `{"id":"a"}{}`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`} {
+			_, err := p.Identify(h, []byte(body))
+			checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package tests
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestEveryFunctionHasAComment: COMMENT ON FUNCTION is part of the contract.
+func TestEveryFunctionHasAComment(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	rows, err := pool.Query(context.Background(), `
+		SELECT p.oid::regprocedure::text, coalesce(obj_description(p.oid, 'pg_proc'), '')
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'webhooks'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fn struct{ Sig, Comment string }
+	fns, err := pgx.CollectRows(rows, pgx.RowToStructByPos[fn])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) < 8 {
+		t.Fatalf("only %d functions in schema webhooks: the test is not looking at the right schema", len(fns))
+	}
+	for _, f := range fns {
+		if len(f.Comment) < 20 {
+			t.Errorf("%s has no useful COMMENT ON FUNCTION (%q)", f.Sig, f.Comment)
+		}
+	}
+}
+
+// TestContractSignatures: the functions and tables the contract names exist
+// with the argument types it fixes.
+func TestContractSignatures(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	// EXPLAIN resolves each call shape (defaults included) without running
+	// it: a missing, misspelled or ambiguous overload fails here.
+	for _, call := range []string{
+		"webhooks.ingest_webhook(NULL::text, NULL::text, NULL::text, NULL::jsonb)",
+		"webhooks.ingest_webhook(NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text)",
+		"webhooks.ingest_webhook(provider => 'p', external_id => 'e', event_type => 't', payload => '{}', source => 'backfill')",
+		"webhooks.claim(NULL::text)",
+		"webhooks.claim(NULL::text, NULL::integer, NULL::interval)",
+		"webhooks.claim(worker => 'w', max_events => 1, lease => '1 minute')",
+		"webhooks.complete(NULL::bigint, NULL::text, NULL::integer)",
+		"webhooks.complete(event_id => 1, worker => 'w', attempt => 1)",
+		"webhooks.fail(NULL::bigint, NULL::text, NULL::integer, NULL::text)",
+		"webhooks.fail(event_id => 1, worker => 'w', attempt => 1, error => 'x')",
+		"webhooks.heartbeat(NULL::bigint, NULL::text, NULL::integer, NULL::interval)",
+		"webhooks.replay(NULL::bigint, NULL::text)",
+		"webhooks.replay(event_id => 1, reason => 'x')",
+		"webhooks.prune(NULL::interval, NULL::interval)",
+		"webhooks.prune(keep_payload => '1 day', keep_keys => '2 days')",
+	} {
+		if _, err := pool.Exec(context.Background(), "EXPLAIN SELECT "+call); err != nil {
+			t.Errorf("%s: %v", call, err)
+		}
+	}
+	for _, col := range []string{"id", "provider", "external_id", "event_type", "status", "payload", "source",
+		"received_at", "processed_at", "attempts", "max_attempts", "run_after", "locked_by", "locked_until", "last_error"} {
+		if n := queryInt(t, pool, `SELECT count(*) FROM information_schema.columns
+			WHERE table_schema = 'webhooks' AND table_name = 'events' AND column_name = $1`, col); n != 1 {
+			t.Errorf("webhooks.events.%s missing", col)
+		}
+	}
+	for _, table := range []string{"events", "expectations", "tombstones", "checks", "reconcile_runs"} {
+		if n := queryInt(t, pool, `SELECT count(*) FROM pg_tables WHERE schemaname = 'webhooks' AND tablename = $1`, table); n != 1 {
+			t.Errorf("webhooks.%s missing", table)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"context"
+	"testing"
+)
+
+// TestReplay: dead and processed events run again, audited; processing,
+// unknown and pruned events and a blank reason are refused.
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 2)
+	ctx := context.Background()
+
+	deadID, _ := ingest(t, pool, "p", "dead", "t", `{}`)
+	execSQL(t, pool, `UPDATE webhooks.events SET max_attempts = 1 WHERE id = $1`, deadID)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 1, 'boom')`, deadID)
+
+	doneID, _ := ingest(t, pool, "p", "done", "t", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.complete($1, 'w', 1)`, doneID)
+
+	for _, tc := range []struct {
+		name   string
+		id     int64
+		before string
+	}{
+		{name: "dead", id: deadID, before: "dead"},
+		{name: "processed", id: doneID, before: "processed"},
+	} {
+		execSQL(t, pool, `SELECT webhooks.replay($1, $2)`, tc.id, "operator: fixed the handler ("+tc.name+")")
+		if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE id = $1 AND status = 'pending'
+			AND attempts = 0 AND processed_at IS NULL AND last_error IS NULL AND run_after <= now()`, tc.id); n != 1 {
+			t.Fatalf("%s: not back to pending", tc.name)
+		}
+		if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays WHERE event_id = $1
+			AND previous_status = $2 AND previous_attempts = 1 AND reason LIKE 'operator:%' AND replayed_by <> ''`, tc.id, tc.before); n != 1 {
+			t.Fatalf("%s: replay not audited", tc.name)
+		}
+	}
+	// Both run again.
+	c := claim(t, pool, "w2", 10, "1 minute")
+	if len(c) != 2 {
+		t.Fatalf("replayed events claimed: %v", c)
+	}
+
+	prunedID, _ := ingest(t, pool, "p", "pruned", "t", `{}`)
+	execSQL(t, pool, `UPDATE webhooks.events SET status = 'processed', processed_at = now(), payload = NULL, payload_pruned_at = now() WHERE id = $1`, prunedID)
+
+	refusals := []struct {
+		name, reason, code, msg string
+		id                      int64
+	}{
+		{name: "processing", id: c[0].ID, reason: "again", code: "55006", msg: "is being processed"},
+		{name: "unknown id", id: 999999, reason: "again", code: "P0002", msg: "no event with id 999999"},
+		{name: "pruned payload", id: prunedID, reason: "again", code: "55000", msg: "payload was pruned"},
+		{name: "blank reason", id: deadID, reason: "  ", code: "22023", msg: "reason must not be empty"},
+	}
+	for _, r := range refusals {
+		_, err := pool.Exec(ctx, `SELECT webhooks.replay($1, $2)`, r.id, r.reason)
+		wantPgError(t, err, r.code, r.msg)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays`); n != 2 {
+		t.Fatalf("refused replays were audited: %d rows", n)
+	}
+}
