@@ -49,6 +49,14 @@ func TestFencingLostLease(t *testing.T) {
 			}
 		}
 
+		// Another worker guessing the current attempt number is refused too.
+		if tc.reclaimBy != "w1" && !tc.staleWrite {
+			impostor := second[0]
+			if ok, err := completeWithWrite(ctx, pool, impostor, "w1"); err != nil || ok {
+				t.Fatalf("%s: complete by a worker that does not hold the lease = %v, %v", tc.name, ok, err)
+			}
+		}
+
 		// The stale worker: its handler writes, then complete() refuses.
 		ok, err := completeWithWrite(ctx, pool, first[0], "w1")
 		if err != nil || ok {

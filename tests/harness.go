@@ -37,20 +37,19 @@ var (
 	serverOnce sync.Once
 	server     pgtestdb.Config
 	serverErr  error
-	cluster    *localpg.Cluster
+	throwaway  *Throwaway
 )
 
 // Main runs the tests of a package and stops the throwaway cluster, if this
 // binary started one. Call it from TestMain: func TestMain(m *testing.M) { tests.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
-	if cluster != nil {
+	if throwaway != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := cluster.StopMode(ctx, "immediate"); err != nil {
-			log.Printf("tests: stop cluster: %v", err)
+		if err := throwaway.Stop(ctx); err != nil {
+			log.Printf("tests: stop throwaway server: %v", err)
 		}
 		cancel()
-		_ = cluster.Remove()
 	}
 	os.Exit(code)
 }
@@ -87,18 +86,18 @@ func findServer() (pgtestdb.Config, error) {
 		}
 		return conf, nil
 	}
-	c, err := StartCluster(context.Background())
+	s, err := StartThrowaway(context.Background())
 	if err != nil {
 		return conf, err
 	}
-	cluster = c
-	conf.Host, conf.Port, conf.User = "127.0.0.1", strconv.Itoa(c.Port), localpg.Superuser
+	throwaway = s
+	conf.Host, conf.Port, conf.User, conf.Password = s.Host, strconv.Itoa(s.Port), s.User, s.Password
 	return conf, nil
 }
 
 // StartCluster starts a throwaway cluster with test-friendly settings in a
-// new temporary folder: from the local binaries, or, when there are none, in
-// Docker (if an engine answers).
+// new temporary folder, from the local binaries. Tests that stop and restart
+// the server use it directly.
 func StartCluster(ctx context.Context) (*localpg.Cluster, error) {
 	dir, err := os.MkdirTemp("", "pginbox-test-pg-")
 	if err != nil {

@@ -89,7 +89,7 @@ func dispatch(ctx context.Context, app App, args []string) error {
 
 func newFlags(name string, app App) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(app.Stderr)
+	fs.SetOutput(io.Discard) // errors come back to Run, printed as one line
 	return fs
 }
 

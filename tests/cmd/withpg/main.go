@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pginbox/pginbox/runner/localpg"
 	"github.com/pginbox/pginbox/tests"
 )
 
@@ -39,7 +38,7 @@ func run(args []string) int {
 	env := os.Environ()
 	if os.Getenv("PGTESTDB_HOST") == "" && os.Getenv("DATABASE_URL") == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		c, err := tests.StartCluster(ctx)
+		s, err := tests.StartThrowaway(ctx)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "withpg: %v\n", err)
@@ -48,18 +47,17 @@ func run(args []string) int {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if err := c.StopMode(ctx, "immediate"); err != nil {
+			if err := s.Stop(ctx); err != nil {
 				fmt.Fprintf(os.Stderr, "withpg: %v\n", err)
 			}
-			_ = c.Remove()
 		}()
-		fmt.Fprintf(os.Stderr, "withpg: PostgreSQL from %s on 127.0.0.1:%d\n", c.BinDir, c.Port)
+		fmt.Fprintf(os.Stderr, "withpg: PostgreSQL (%s) on %s:%d\n", s.Via, s.Host, s.Port)
 		env = append(env,
-			"PGTESTDB_HOST=127.0.0.1",
-			"PGTESTDB_PORT="+strconv.Itoa(c.Port),
-			"PGTESTDB_USER="+localpg.Superuser,
-			"PGTESTDB_PASSWORD=",
-			"PGINBOX_TEST_DATABASE_URL="+c.URL("postgres"),
+			"PGTESTDB_HOST="+s.Host,
+			"PGTESTDB_PORT="+strconv.Itoa(s.Port),
+			"PGTESTDB_USER="+s.User,
+			"PGTESTDB_PASSWORD="+s.Password,
+			"PGINBOX_TEST_DATABASE_URL="+s.URL("postgres"),
 		)
 	}
 	cmd := exec.Command(args[0], args[1:]...)

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/peterldowns/pgtestdb"
+
+	"github.com/pginbox/pginbox/tests"
+)
+
+func TestMain(m *testing.M) { tests.Main(m) }
+
+func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), App{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }}, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	conf := pgtestdb.Custom(t, tests.Server(t), pgtestdb.NoopMigrator{})
+	env := map[string]string{"DATABASE_URL": conf.URL()}
+
+	code, out, errOut := runCLI(t, env, "migrate")
+	if code != 0 || !strings.Contains(out, "migrated schema webhooks from version 00000 to") {
+		t.Fatalf("first migrate: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, env, "migrate")
+	if code != 0 || !strings.Contains(out, "is up to date") {
+		t.Fatalf("second migrate: exit %d, stdout %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "version")
+	if code != 0 || !strings.Contains(out, "embedded migrations:") || !strings.Contains(out, "database schema version: 000") {
+		t.Fatalf("version: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no command", nil, nil, 2, "pginbox: usage: no command"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad flag", nil, []string{"migrate", "--nope"}, 2, "flag provided but not defined"},
+		{"malformed DATABASE_URL", map[string]string{"DATABASE_URL": "postgres://%zz"}, []string{"migrate"}, 1, "pginbox: DATABASE_URL:"},
+		{"unreachable database", map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x?connect_timeout=2"}, []string{"migrate"}, 1, "pginbox: migrate"},
+		{"sql-dist without a directory", nil, []string{"sql-dist"}, 2, "sql-dist takes one directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, errOut := runCLI(t, tc.env, tc.args...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.wantCode, errOut)
+			}
+			first := strings.SplitN(errOut, "\n", 2)[0]
+			if !strings.HasPrefix(first, "pginbox: ") || !strings.Contains(first, tc.wantErr) {
+				t.Fatalf("first stderr line %q, want a one-line error containing %q", first, tc.wantErr)
+			}
+		})
+	}
+}
