@@ -39,6 +39,7 @@ const usage = `usage: pginbox <command> [flags]
 
 commands:
   migrate            apply the SQL migrations to DATABASE_URL (or the embedded cluster)
+  serve              run the webhook endpoint, workers and schedules (flags mirror PGINBOX_*: --addr, --handler ...)
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
@@ -75,6 +76,8 @@ func dispatch(ctx context.Context, app App, args []string) error {
 	switch cmd {
 	case "migrate":
 		return migrate(ctx, app, rest)
+	case "serve":
+		return serve(ctx, app, rest)
 	case "version", "--version", "-v":
 		return version(ctx, app, rest)
 	case "sql-dist":

@@ -12,6 +12,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal starts a graceful shutdown; restoring the default
+		// handling makes a second one end the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Run(ctx, cli.App{Stdout: os.Stdout, Stderr: os.Stderr}, os.Args[1:])
 	stop()
 	os.Exit(code)

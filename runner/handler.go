@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Handler processes one claimed event. Handle runs inside the transaction
+// that will complete the event: whatever it writes through tx commits if and
+// only if the event is completed, so its effects in the database happen
+// exactly once. A returned error fails the event (retried with backoff, dead
+// after max_attempts) and rolls back its writes.
+type Handler interface {
+	Handle(ctx context.Context, tx pgx.Tx, ev *Event) error
+}
+
+// HandlerFunc adapts a function to a [Handler].
+type HandlerFunc func(ctx context.Context, tx pgx.Tx, ev *Event) error
+
+// Handle calls f(ctx, tx, ev).
+func (f HandlerFunc) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error { return f(ctx, tx, ev) }
+
+// ExternalHandler is implemented by handlers whose effects live outside the
+// database (an HTTP call): the runner then completes each event in its own
+// short transaction right after it succeeded, instead of batching.
+type ExternalHandler interface {
+	Handler
+	External() bool
+}
+
+// SQLHandler calls a SQL function taking one webhooks.events argument with
+// the claimed row, in the transaction that completes the event.
+type SQLHandler struct {
+	// Function is the schema-qualified function name, e.g. "app.on_webhook".
+	Function string
+	query    string
+}
+
+var _ Handler = (*SQLHandler)(nil)
+
+var sqlFunctionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// NewSQLHandler validates the function name (schema.function).
+func NewSQLHandler(function string) (*SQLHandler, error) {
+	if !sqlFunctionName.MatchString(function) {
+		return nil, fmt.Errorf("handler sql:%s: want sql:<schema>.<function>", function)
+	}
+	schema, name, _ := strings.Cut(function, ".")
+	ident := pgx.Identifier{schema, name}.Sanitize()
+	return &SQLHandler{
+		Function: function,
+		query:    `SELECT ` + ident + `(e) FROM webhooks.events AS e WHERE e.id = $1`,
+	}, nil
+}
+
+// Check verifies that the function exists with a webhooks.events argument.
+func (h *SQLHandler) Check(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) error {
+	schema, name, _ := strings.Cut(h.Function, ".")
+	sig := pgx.Identifier{schema, name}.Sanitize() + "(webhooks.events)"
+	var ok bool
+	if err := q.QueryRow(ctx, `SELECT to_regprocedure($1) IS NOT NULL`, sig).Scan(&ok); err != nil {
+		return fmt.Errorf("handler sql:%s: %w", h.Function, err)
+	}
+	if !ok {
+		return fmt.Errorf("handler sql:%s: no function %s", h.Function, sig)
+	}
+	return nil
+}
+
+// Handle calls the function with the event's row.
+func (h *SQLHandler) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error {
+	if _, err := tx.Exec(ctx, h.query, ev.ID); err != nil {
+		return fmt.Errorf("sql handler %s: %w", h.Function, err)
+	}
+	return nil
+}
+
+// HTTPHandler POSTs each event as JSON to URL with an Idempotency-Key header
+// (the event id). A 2xx completes the event; anything else fails it with the
+// status and the start of the response in last_error. Delivery to the
+// endpoint is at-least-once: it must honour the Idempotency-Key.
+type HTTPHandler struct {
+	// URL receives the POSTs.
+	URL string
+	// Client sends them; its Timeout bounds each call.
+	Client *http.Client
+}
+
+var _ ExternalHandler = (*HTTPHandler)(nil)
+
+// External reports true: the effects are outside the database.
+func (h *HTTPHandler) External() bool { return true }
+
+// HTTPStatusError is a non-2xx answer from the handler endpoint.
+type HTTPStatusError struct {
+	Status int
+	Body   string
+}
+
+func (e *HTTPStatusError) Error() string {
+	return fmt.Sprintf("http handler: %d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
+}
+
+// Handle POSTs the event.
+func (h *HTTPHandler) Handle(ctx context.Context, _ pgx.Tx, ev *Event) error {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("http handler: encode: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("http handler: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", strconv.FormatInt(ev.ID, 10))
+	req.Header.Set("User-Agent", "pginbox")
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("http handler: %w", err)
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &HTTPStatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
+	}
+	return nil
+}
+
+// ParseHandler builds a handler from PGINBOX_HANDLER: "none" (returns nil,
+// nil), "sql:<schema.function>" or "http:<url>".
+func ParseHandler(spec string, httpTimeout time.Duration) (Handler, error) {
+	switch {
+	case spec == "" || spec == "none":
+		return nil, nil
+	case strings.HasPrefix(spec, "sql:"):
+		return NewSQLHandler(strings.TrimPrefix(spec, "sql:"))
+	case strings.HasPrefix(spec, "http:"):
+		u := strings.TrimPrefix(spec, "http:")
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("handler %q: want http:<http(s)://url>", spec)
+		}
+		return &HTTPHandler{URL: u, Client: &http.Client{Timeout: httpTimeout}}, nil
+	default:
+		return nil, fmt.Errorf("handler %q: want none, sql:<schema.function> or http:<url>", spec)
+	}
+}

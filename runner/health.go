@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox"
+)
+
+// healthz answers 200 while the process is up.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the database is reachable and migrated to at
+// least the migrations this binary embeds, 503 otherwise.
+func readyz(pool *pgxpool.Pool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := CheckSchema(ctx, pool); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	}
+}
+
+// SchemaError says the database is reachable but not (fully) migrated.
+type SchemaError struct{ Have, Want int64 }
+
+func (e *SchemaError) Error() string {
+	if e.Have == 0 {
+		return "schema webhooks is not migrated (run pginbox migrate)"
+	}
+	return "schema webhooks is at version " + strconv.FormatInt(e.Have, 10) + ", this binary needs " + strconv.FormatInt(e.Want, 10) + " (run pginbox migrate)"
+}
+
+// CheckSchema verifies the database answers and carries every migration this
+// binary embeds.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	want, err := latestVersion()
+	if err != nil {
+		return err
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('webhooks.goose_db_version') IS NOT NULL`).Scan(&exists); err != nil {
+		return err
+	}
+	var have int64
+	if exists {
+		err := pool.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM webhooks.goose_db_version WHERE is_applied`).Scan(&have)
+		if err != nil {
+			return err
+		}
+	}
+	if have < want {
+		return &SchemaError{Have: have, Want: want}
+	}
+	return nil
+}
+
+func latestVersion() (int64, error) {
+	names, err := pginbox.MigrationFiles()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(names[len(names)-1][:5], 10, 64)
+}

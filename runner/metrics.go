@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the runner's Prometheus metrics, all prefixed pginbox_.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Deliveries       *prometheus.CounterVec   // provider, outcome
+	Rejections       *prometheus.CounterVec   // provider, reason
+	RequestSeconds   *prometheus.HistogramVec // provider
+	IngestSeconds    prometheus.Histogram
+	Claimed          prometheus.Counter
+	Completed        prometheus.Counter
+	Failed           *prometheus.CounterVec // status: pending|dead
+	LostLeases       prometheus.Counter
+	Released         prometheus.Counter
+	HandlerSeconds   prometheus.Histogram
+	HandlerPanics    prometheus.Counter
+	ListenerConnects prometheus.Counter
+	Wakeups          *prometheus.CounterVec // source: local|notify|poll|backlog
+	Notifies         prometheus.Counter
+	ScheduledRuns    *prometheus.CounterVec // job, result
+}
+
+// NewMetrics registers the runner's metrics, the Go and process collectors,
+// and a queue-depth gauge read from the database at scrape time.
+func NewMetrics(pool *pgxpool.Pool) *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pginbox_deliveries_total", Help: "Verified deliveries stored, by provider and outcome (created, updated, duplicate).",
+		}, []string{"provider", "outcome"}),
+		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pginbox_rejections_total", Help: "Deliveries answered with a non-2xx status, by provider and reason; none wrote a row.",
+		}, []string{"provider", "reason"}),
+		RequestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pginbox_request_duration_seconds", Help: "Time to answer POST /webhooks/{provider}.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"provider"}),
+		IngestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_ingest_duration_seconds", Help: "Time of the webhooks.ingest_webhook() call.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
+		}),
+		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
+		Completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
+		Failed:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_events_failed_total", Help: "Handler failures, by the event's new status (pending: retried later, dead)."}, []string{"status"}),
+		LostLeases: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_lost_leases_total", Help: "Completions refused because the lease was lost; the handler's writes rolled back."}),
+		Released:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_released_total", Help: "Claimed events handed back unstarted (shutdown)."}),
+		HandlerSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_handler_duration_seconds", Help: "Time a handler took for one event.",
+			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
+		}),
+		HandlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
+		ListenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
+		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
+		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
+		ScheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
+	}
+	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
+		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.ListenerConnects, m.Wakeups,
+		m.Notifies, m.ScheduledRuns,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if pool != nil {
+		r.MustRegister(&queueCollector{pool: pool})
+	}
+	return m
+}
+
+var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events waiting (pending) or being processed, read at scrape time.", []string{"status"}, nil)
+var oldestPendingDesc = prometheus.NewDesc("pginbox_oldest_pending_seconds", "Age of the oldest claimable pending event.", nil, nil)
+
+// queueCollector reads the queue depth at scrape time through the partial
+// indexes (pending and processing rows only).
+type queueCollector struct{ pool *pgxpool.Pool }
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDepthDesc
+	ch <- oldestPendingDesc
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var pending, processing int64
+	var oldest float64
+	err := c.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
+		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
+		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&pending, &processing, &oldest)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueDepthDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(pending), "pending")
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(processing), "processing")
+	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, oldest)
+}

@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// IngestResult is the answer to a stored delivery.
+type IngestResult struct {
+	EventID int64  `json:"event_id"`
+	Outcome string `json:"outcome"`
+}
+
+// Receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
+// the signature over those exact bytes, extracts the idempotency key and
+// stores the delivery with webhooks.ingest_webhook(). It answers 2xx only
+// once the row is committed.
+type Receiver struct {
+	Pool      *pgxpool.Pool
+	Providers map[string]Provider
+	MaxBody   int64
+	// Timeout bounds the ingest call (503 past it).
+	Timeout time.Duration
+	Metrics *Metrics
+	Log     *slog.Logger
+	// OnStored is called after a created or updated delivery committed
+	// (wakes workers, schedules a coalesced NOTIFY). Optional.
+	OnStored func()
+	// Now is the clock for timestamp tolerance. Nil means time.Now.
+	Now func() time.Time
+}
+
+// ServeHTTP handles one delivery.
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	name := r.PathValue("provider")
+	p, ok := rc.Providers[name]
+	if !ok {
+		// An unknown name is not a label we want to grow without bound.
+		rc.reject(w, r, "unknown", http.StatusNotFound, "unknown provider")
+		return
+	}
+	defer func() { rc.Metrics.RequestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+		rc.reject(w, r, name, http.StatusUnsupportedMediaType, "content type not json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rc.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			rc.reject(w, r, name, http.StatusRequestEntityTooLarge, "body too large")
+			return
+		}
+		rc.reject(w, r, name, http.StatusBadRequest, "body unreadable")
+		return
+	}
+	now := time.Now
+	if rc.Now != nil {
+		now = rc.Now
+	}
+	if err := p.Verify(r.Header, body, now()); err != nil {
+		rc.rejectErr(w, r, name, err)
+		return
+	}
+	d, err := p.Identify(r.Header, body)
+	if err != nil {
+		rc.rejectErr(w, r, name, err)
+		return
+	}
+	res, err := rc.ingest(r.Context(), name, d)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+			// Data the database refuses (Identify should have caught it).
+			rc.reject(w, r, name, http.StatusBadRequest, "rejected by database")
+			rc.Log.Warn("delivery refused by the database", "provider", name, "sqlstate", pgErr.Code, "error", pgErr.Message)
+			return
+		}
+		rc.Log.Error("ingest failed; answering 503 so the provider retries", "provider", name, "error", err)
+		w.Header().Set("Retry-After", "5")
+		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
+		return
+	}
+	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
+	if res.Outcome != "duplicate" && rc.OnStored != nil {
+		rc.OnStored()
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (rc *Receiver) ingest(ctx context.Context, provider string, d Delivery) (IngestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
+	defer cancel()
+	start := time.Now()
+	var res IngestResult
+	err := rc.Pool.QueryRow(ctx,
+		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`,
+		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
+	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
+	return res, err
+}
+
+func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
+	var rej *RejectError
+	if errors.As(err, &rej) {
+		rc.reject(w, r, provider, rej.Status, rej.Reason)
+		return
+	}
+	rc.reject(w, r, provider, http.StatusBadRequest, "bad request")
+}
+
+// reject answers a one-line JSON error, logs the provider and the reason
+// (never the body or a secret) and counts it.
+func (rc *Receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
+	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
+	level := slog.LevelInfo
+	if status == http.StatusUnauthorized || status >= 500 {
+		level = slog.LevelWarn
+	}
+	rc.Log.Log(r.Context(), level, "delivery rejected", "provider", provider, "status", status, "reason", reason, "remote", r.RemoteAddr)
+	writeJSON(w, status, map[string]string{"error": reason})
+}
+
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

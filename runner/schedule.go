@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Job is work the runner repeats on a schedule and on demand.
+type Job struct {
+	// Name labels logs and metrics.
+	Name string
+	// Every is the period; zero or negative runs the job only when triggered.
+	Every time.Duration
+	// Run does one pass.
+	Run func(ctx context.Context, trigger string) error
+
+	trigger chan string
+}
+
+// NewJob returns a job ready for [Job.Trigger] and [Job.Loop].
+func NewJob(name string, every time.Duration, run func(ctx context.Context, trigger string) error) *Job {
+	return &Job{Name: name, Every: every, Run: run, trigger: make(chan string, 1)}
+}
+
+// Trigger asks for a pass now. A trigger that arrives while a pass is
+// running queues at most one more pass after it: passes never overlap, and a
+// burst of signals costs one extra pass.
+func (j *Job) Trigger(why string) {
+	select {
+	case j.trigger <- why:
+	default:
+	}
+}
+
+// Loop runs the job until ctx ends: every Every (the first time after one
+// period) and whenever triggered.
+func (j *Job) Loop(ctx context.Context, m *Metrics, log *slog.Logger) {
+	var tick <-chan time.Time
+	if j.Every > 0 {
+		t := time.NewTicker(j.Every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		why := "schedule"
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case why = <-j.trigger:
+		}
+		start := time.Now()
+		err := j.Run(ctx, why)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			m.ScheduledRuns.WithLabelValues(j.Name, "error").Inc()
+			log.Warn("scheduled job failed", "job", j.Name, "trigger", why, "error", err)
+		default:
+			m.ScheduledRuns.WithLabelValues(j.Name, "ok").Inc()
+			log.Debug("scheduled job done", "job", j.Name, "trigger", why, "took", time.Since(start))
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Workers claims events with webhooks.claim() and runs a Handler on each.
+//
+// A database handler (sql:, or a Go Handler) runs a whole claimed batch in
+// one transaction with a savepoint per event: each event's writes and its
+// complete() commit together, an event whose handler fails or whose lease
+// was lost rolls back to its savepoint alone, and the batch commits once —
+// exactly-once effects at batch speed. An ExternalHandler (http:) runs each
+// event outside any transaction and completes it right after it succeeded.
+type Workers struct {
+	Pool    *pgxpool.Pool
+	Handler Handler
+	// N is the number of worker goroutines; BatchSize how many events each
+	// claims at once.
+	N, BatchSize int
+	// Lease is the claim's lease; it is extended by heartbeats while a batch
+	// runs.
+	Lease time.Duration
+	// PollInterval is the backstop: an idle worker looks for work at least
+	// this often.
+	PollInterval time.Duration
+	// ShutdownTimeout is how long in-flight handlers may run after Run's
+	// context ends; claimed but unstarted events are released at once.
+	ShutdownTimeout time.Duration
+	// Name prefixes the worker names (locked_by).
+	Name    string
+	Metrics *Metrics
+	Log     *slog.Logger
+
+	wake chan struct{}
+	once sync.Once
+}
+
+func (w *Workers) init() {
+	w.once.Do(func() { w.wake = make(chan struct{}, 1) })
+}
+
+// Wake tells an idle worker to look for work now. It never blocks; many
+// wake-ups coalesce.
+func (w *Workers) Wake(source string) {
+	w.init()
+	select {
+	case w.wake <- struct{}{}:
+		w.Metrics.Wakeups.WithLabelValues(source).Inc()
+	default:
+	}
+}
+
+// Run starts the workers and returns when all have stopped: after ctx ends
+// they stop claiming, finish (within ShutdownTimeout) the event in hand and
+// release the rest of their batch.
+func (w *Workers) Run(ctx context.Context) {
+	w.init()
+	// Handlers get a context that outlives ctx by ShutdownTimeout.
+	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer hcancel()
+	go func() {
+		<-ctx.Done()
+		select {
+		case <-time.After(w.ShutdownTimeout):
+			hcancel()
+		case <-hctx.Done():
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := 0; i < w.N; i++ {
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			w.loop(ctx, hctx, name)
+		}(fmt.Sprintf("%s/w%d", w.Name, i))
+	}
+	wg.Wait()
+}
+
+func (w *Workers) loop(ctx, hctx context.Context, name string) {
+	log := w.Log.With("worker", name)
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	backoff := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-poll.C:
+			w.Metrics.Wakeups.WithLabelValues("poll").Inc()
+		}
+		for ctx.Err() == nil {
+			batch, err := w.claim(ctx, name)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+				log.Warn("claim failed; retrying", "error", err, "in", backoff)
+				sleep(ctx, backoff)
+				continue
+			}
+			backoff = 0
+			if len(batch) == 0 {
+				break
+			}
+			if len(batch) == w.BatchSize {
+				w.Wake("cascade") // more is waiting: get another worker going
+			}
+			w.process(ctx, hctx, log, name, batch)
+			if len(batch) < w.BatchSize {
+				break
+			}
+		}
+		poll.Reset(w.PollInterval)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// claim takes a batch in a transaction of its own (one statement).
+func (w *Workers) claim(ctx context.Context, name string) ([]*Event, error) {
+	rows, err := w.Pool.Query(ctx, `SELECT `+claimColumns+` FROM webhooks.claim($1, $2, $3::interval) ORDER BY run_after, id`,
+		name, w.BatchSize, w.Lease.String())
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	events, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Event, error) {
+		var ev Event
+		var payload []byte
+		err := row.Scan(&ev.ID, &ev.Provider, &ev.ExternalID, &ev.EventType, &payload, &ev.Source,
+			&ev.ReceivedAt, &ev.Attempt, &ev.MaxAttempts, &ev.LockedUntil)
+		ev.Payload = payload
+		return &ev, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	w.Metrics.Claimed.Add(float64(len(events)))
+	return events, nil
+}
+
+// process runs one claimed batch, heartbeating the unfinished events.
+func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event) {
+	var next atomic.Int64 // index of the first unfinished event
+	hbCtx, stopHB := context.WithCancel(hctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.heartbeat(hbCtx, log, name, batch, &next)
+	}()
+	var done int
+	if ext, ok := w.Handler.(ExternalHandler); ok && ext.External() {
+		done = w.processExternal(ctx, hctx, log, name, batch, &next)
+	} else {
+		done = w.processInTx(ctx, hctx, log, name, batch, &next)
+	}
+	stopHB()
+	<-hbDone
+	if done < len(batch) {
+		w.release(log, name, batch[done:])
+	}
+}
+
+// processInTx runs the batch in one transaction, a savepoint per event. It
+// returns how many events it dealt with (the rest are released).
+func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) int {
+	tx, err := w.Pool.Begin(hctx)
+	if err != nil {
+		log.Warn("begin failed; the batch's leases will expire and be rescued", "error", err)
+		return len(batch)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	var completed, lost int
+	failed := map[string]int{}
+	i := 0
+	for ; i < len(batch); i++ {
+		if ctx.Err() != nil {
+			break // shutting down: hand the rest back
+		}
+		ev := batch[i]
+		next.Store(int64(i))
+		if err := w.runOne(hctx, tx, ev, name); err != nil {
+			if hctx.Err() != nil {
+				return len(batch) // shutdown deadline: leave the batch to the rescuer
+			}
+			status, ferr := failInTx(hctx, tx, ev, name, err)
+			if ferr != nil {
+				log.Warn("fail() failed; the batch rolls back and its leases will be rescued", "event", ev.ID, "error", ferr)
+				return len(batch)
+			}
+			if status == "" {
+				lost++
+			} else {
+				failed[status]++
+				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", status, "error", err)
+			}
+			continue
+		}
+		completed++
+	}
+	if err := tx.Commit(hctx); err != nil {
+		log.Warn("batch commit failed; its events will be rescued and run again (their writes rolled back)", "error", err, "events", i)
+		return len(batch)
+	}
+	w.Metrics.Completed.Add(float64(completed))
+	for status, n := range failed {
+		w.Metrics.Failed.WithLabelValues(status).Add(float64(n))
+	}
+	w.Metrics.LostLeases.Add(float64(lost))
+	return i
+}
+
+// errLeaseLost marks a completion refused by the fence.
+var errLeaseLost = errors.New("lease lost")
+
+// runOne runs the handler and complete() inside a savepoint of tx.
+func (w *Workers) runOne(ctx context.Context, tx pgx.Tx, ev *Event, name string) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := w.safeHandle(ctx, sp, ev); err != nil {
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	var ok bool
+	if err := sp.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok); err != nil {
+		_ = sp.Rollback(ctx)
+		return fmt.Errorf("complete: %w", err)
+	}
+	if !ok {
+		_ = sp.Rollback(ctx)
+		return errLeaseLost
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
+
+// failInTx records the failure (fenced). It returns the new status, or ""
+// when the lease was lost.
+func failInTx(ctx context.Context, tx pgx.Tx, ev *Event, name string, cause error) (string, error) {
+	if errors.Is(cause, errLeaseLost) {
+		return "", nil
+	}
+	var status *string
+	if err := tx.QueryRow(ctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, cause.Error()).Scan(&status); err != nil {
+		return "", fmt.Errorf("fail: %w", err)
+	}
+	if status == nil {
+		return "", nil
+	}
+	return *status, nil
+}
+
+// processExternal runs each event outside a transaction (its effects are
+// not in the database) and completes or fails it right away.
+func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) int {
+	for i, ev := range batch {
+		if ctx.Err() != nil {
+			return i
+		}
+		next.Store(int64(i))
+		herr := w.safeHandle(hctx, nil, ev)
+		if herr != nil && hctx.Err() != nil {
+			return len(batch)
+		}
+		var status *string
+		var err error
+		if herr == nil {
+			var ok bool
+			err = w.Pool.QueryRow(hctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
+			switch {
+			case err != nil:
+			case ok:
+				w.Metrics.Completed.Inc()
+			default:
+				w.Metrics.LostLeases.Inc()
+			}
+		} else {
+			err = w.Pool.QueryRow(hctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
+			if err == nil && status != nil {
+				w.Metrics.Failed.WithLabelValues(*status).Inc()
+				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
+			} else if err == nil {
+				w.Metrics.LostLeases.Inc()
+			}
+		}
+		if err != nil {
+			log.Warn("recording the outcome failed; the lease will expire and the event run again", "event", ev.ID, "error", err)
+		}
+	}
+	return len(batch)
+}
+
+// safeHandle runs the handler, turning a panic into an error.
+func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err error) {
+	start := time.Now()
+	defer func() {
+		w.Metrics.HandlerSeconds.Observe(time.Since(start).Seconds())
+		if r := recover(); r != nil {
+			w.Metrics.HandlerPanics.Inc()
+			w.Log.Error("handler panicked", "event", ev.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panic: %v", r)
+		}
+	}()
+	return w.Handler.Handle(ctx, tx, ev)
+}
+
+// heartbeat extends the leases of the batch's unfinished events every
+// Lease/3 until ctx ends.
+func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) {
+	t := time.NewTicker(w.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rest := batch[next.Load():]
+		ids := make([]int64, len(rest))
+		attempts := make([]int32, len(rest))
+		for i, ev := range rest {
+			ids[i], attempts[i] = ev.ID, ev.Attempt
+		}
+		var kept int
+		err := w.Pool.QueryRow(ctx, `
+			SELECT count(*) FILTER (WHERE webhooks.heartbeat(x.id, $3, x.attempt, $4::interval))
+			FROM unnest($1::bigint[], $2::int[]) AS x(id, attempt)`,
+			ids, attempts, name, w.Lease.String()).Scan(&kept)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("heartbeat failed", "error", err)
+		} else if err == nil && kept < len(rest) {
+			// Either lost, or completed in the open batch transaction a moment ago.
+			log.Debug("heartbeat did not extend every lease", "not_extended", len(rest)-kept)
+		}
+	}
+}
+
+// release hands unstarted events back for others to run now.
+func (w *Workers) release(log *slog.Logger, name string, rest []*Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ids := make([]int64, len(rest))
+	attempts := make([]int32, len(rest))
+	for i, ev := range rest {
+		ids[i], attempts[i] = ev.ID, ev.Attempt
+	}
+	var n int
+	err := w.Pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE webhooks.release(x.id, $3, x.attempt))
+		FROM unnest($1::bigint[], $2::int[]) AS x(id, attempt)`, ids, attempts, name).Scan(&n)
+	if err != nil {
+		log.Warn("release failed; the leases will expire and be rescued", "events", len(rest), "error", err)
+		return
+	}
+	w.Metrics.Released.Add(float64(n))
+}
