@@ -47,7 +47,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	}
 	s := &Server{cfg: cfg, url: databaseURL, log: log, jobs: map[string]*Job{}, ready: make(chan struct{})}
 	var err error
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16); err != nil {
+	// The ingest path answers 2xx only for durable rows: whatever the
+	// server's default, its commits wait for the WAL flush.
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, "synchronous_commit", "on"); err != nil {
 		return nil, err
 	}
 	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4)); err != nil {
@@ -85,13 +87,16 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	return s, nil
 }
 
-func newPool(ctx context.Context, url, app string, maxConns int32) (*pgxpool.Pool, error) {
+func newPool(ctx context.Context, url, app string, maxConns int32, params ...string) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
 	pc.MaxConns = maxConns
 	pc.ConnConfig.RuntimeParams["application_name"] = app
+	for i := 0; i+1 < len(params); i += 2 {
+		pc.ConnConfig.RuntimeParams[params[i]] = params[i+1]
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
