@@ -254,4 +254,3 @@ func recordingHandler() (runner.Handler, func(string) bool) {
 		return seen[k] > 0
 	}
 }
-
