@@ -25,17 +25,17 @@ postgres: ## install the PostgreSQL server binaries if missing (apt)
 	@./tests/ensure-postgres.sh
 
 .PHONY: run
-run: postgres build ## start pginbox on the embedded cluster under .pginbox/ (or DATABASE_URL)
-	./$(BIN) migrate
+run: postgres build ## start pginbox serve on the embedded cluster under .pginbox/ (or DATABASE_URL) with a demo sume provider
+	@echo "Send a signed sample delivery from another terminal (paste, or: bash docs/sample-delivery.sh):"
 	@echo
-	@echo "pginbox schema is ready. Connect with:"
-	@echo "  psql \"$${DATABASE_URL:-postgres://postgres@127.0.0.1:$$(cat .pginbox/port 2>/dev/null)/pginbox}\""
-	@echo "and try:"
-	@echo "  SELECT * FROM webhooks.ingest_webhook('sume', 'job_123', 'job.completed', '{\"job_id\": \"job_123\"}');"
+	@tail -n 1 docs/sample-delivery.sh
+	@echo
+	PGINBOX_PROVIDERS="$${PGINBOX_PROVIDERS:-sume=sume}" PGINBOX_SECRET_SUME="$${PGINBOX_SECRET_SUME:-demo-secret}" ./$(BIN) serve
 
 .PHONY: test
 test: postgres ## run every test against a throwaway cluster (installs PostgreSQL if missing)
 	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 .PHONY: test-race
 test-race: postgres ## the tests with the race detector
