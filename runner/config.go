@@ -47,6 +47,9 @@ type Config struct {
 	ReconcileEvery time.Duration
 	// ChecksEvery schedules view refreshes and anomaly checks. Default 1m; negative disables.
 	ChecksEvery time.Duration
+	// HandlerTimeout bounds one handler call; past it the lease is no longer
+	// extended. Default 5m.
+	HandlerTimeout time.Duration
 	// ShutdownTimeout bounds a graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
 	// IngestTimeout bounds one ingest call; past it the request answers 503.
@@ -82,6 +85,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ReconcileEvery, time.Minute)
 	def(&c.ChecksEvery, time.Minute)
 	def(&c.ShutdownTimeout, 30*time.Second)
+	def(&c.HandlerTimeout, 5*time.Minute)
 	def(&c.IngestTimeout, 10*time.Second)
 	if c.Providers == nil {
 		c.Providers = map[string]Provider{}
@@ -129,6 +133,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PGINBOX_POLL_INTERVAL", &c.PollInterval, false},
 		{"PGINBOX_NOTIFY_INTERVAL", &c.NotifyInterval, false},
 		{"PGINBOX_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, false},
+		{"PGINBOX_HANDLER_TIMEOUT", &c.HandlerTimeout, false},
 		{"PGINBOX_INGEST_TIMEOUT", &c.IngestTimeout, false},
 	}
 	for _, d := range durations {

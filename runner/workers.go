@@ -37,6 +37,11 @@ type Workers struct {
 	// ShutdownTimeout is how long in-flight handlers may run after Run's
 	// context ends; claimed but unstarted events are released at once.
 	ShutdownTimeout time.Duration
+	// HandlerTimeout bounds one handler call (its context's deadline). A
+	// handler still running past it no longer has its lease extended, so even
+	// one that ignores its context is rescued and run elsewhere once the
+	// lease expires — and its own completion is then refused.
+	HandlerTimeout time.Duration
 	// Name prefixes the worker names (locked_by).
 	Name    string
 	Metrics *Metrics
@@ -157,20 +162,31 @@ func (w *Workers) claim(ctx context.Context, name string) ([]*Event, error) {
 	return events, nil
 }
 
+// batchState is what the heartbeat needs to know about a running batch.
+type batchState struct {
+	next    atomic.Int64 // index of the first unfinished event
+	started atomic.Int64 // when the current handler call started (unix ns)
+}
+
+func (st *batchState) start(i int) {
+	st.next.Store(int64(i))
+	st.started.Store(time.Now().UnixNano())
+}
+
 // process runs one claimed batch, heartbeating the unfinished events.
 func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event) {
-	var next atomic.Int64 // index of the first unfinished event
+	st := &batchState{}
 	hbCtx, stopHB := context.WithCancel(hctx)
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		w.heartbeat(hbCtx, log, name, batch, &next)
+		w.heartbeat(hbCtx, log, name, batch, st)
 	}()
 	var done int
 	if ext, ok := w.Handler.(ExternalHandler); ok && ext.External() {
-		done = w.processExternal(ctx, hctx, log, name, batch, &next)
+		done = w.processExternal(ctx, hctx, log, name, batch, st)
 	} else {
-		done = w.processInTx(ctx, hctx, log, name, batch, &next)
+		done = w.processInTx(ctx, hctx, log, name, batch, st)
 	}
 	stopHB()
 	<-hbDone
@@ -181,7 +197,7 @@ func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name stri
 
 // processInTx runs the batch in one transaction, a savepoint per event. It
 // returns how many events it dealt with (the rest are released).
-func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) int {
+func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
 	tx, err := w.Pool.Begin(hctx)
 	if err != nil {
 		log.Warn("begin failed; the batch's leases will expire and be rescued", "error", err)
@@ -196,7 +212,7 @@ func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name 
 			break // shutting down: hand the rest back
 		}
 		ev := batch[i]
-		next.Store(int64(i))
+		st.start(i)
 		if err := w.runOne(hctx, tx, ev, name); err != nil {
 			if hctx.Err() != nil {
 				return len(batch) // shutdown deadline: leave the batch to the rescuer
@@ -241,6 +257,10 @@ func (w *Workers) runOne(ctx context.Context, tx pgx.Tx, ev *Event, name string)
 		_ = sp.Rollback(ctx)
 		return err
 	}
+	if ctx.Err() != nil {
+		_ = sp.Rollback(ctx)
+		return ctx.Err()
+	}
 	var ok bool
 	if err := sp.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok); err != nil {
 		_ = sp.Rollback(ctx)
@@ -274,12 +294,12 @@ func failInTx(ctx context.Context, tx pgx.Tx, ev *Event, name string, cause erro
 
 // processExternal runs each event outside a transaction (its effects are
 // not in the database) and completes or fails it right away.
-func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) int {
+func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
 	for i, ev := range batch {
 		if ctx.Err() != nil {
 			return i
 		}
-		next.Store(int64(i))
+		st.start(i)
 		herr := w.safeHandle(hctx, nil, ev)
 		if herr != nil && hctx.Err() != nil {
 			return len(batch)
@@ -312,9 +332,15 @@ func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, n
 	return len(batch)
 }
 
-// safeHandle runs the handler, turning a panic into an error.
+// safeHandle runs the handler under HandlerTimeout, turning a panic into
+// an error.
 func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err error) {
 	start := time.Now()
+	if w.HandlerTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.HandlerTimeout)
+		defer cancel()
+	}
 	defer func() {
 		w.Metrics.HandlerSeconds.Observe(time.Since(start).Seconds())
 		if r := recover(); r != nil {
@@ -327,8 +353,9 @@ func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err err
 }
 
 // heartbeat extends the leases of the batch's unfinished events every
-// Lease/3 until ctx ends.
-func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, batch []*Event, next *atomic.Int64) {
+// Lease/3 until ctx ends, and stops for good once the current handler has
+// overrun HandlerTimeout: a hung handler must not hold its batch forever.
+func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) {
 	t := time.NewTicker(w.Lease / 3)
 	defer t.Stop()
 	for {
@@ -337,7 +364,12 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 			return
 		case <-t.C:
 		}
-		rest := batch[next.Load():]
+		if started := st.started.Load(); w.HandlerTimeout > 0 && started != 0 &&
+			time.Since(time.Unix(0, started)) > w.HandlerTimeout {
+			log.Warn("handler overran its timeout; letting the batch's leases expire so it is rescued", "event", batch[st.next.Load()].ID)
+			return
+		}
+		rest := batch[st.next.Load():]
 		ids := make([]int64, len(rest))
 		attempts := make([]int32, len(rest))
 		for i, ev := range rest {
