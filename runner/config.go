@@ -43,6 +43,9 @@ type Config struct {
 	// ListenURL is the direct (not pooled) connection the listener uses.
 	// Empty means the database URL.
 	ListenURL string
+	// ListenPing is how often the listener pings itself to detect a
+	// half-open connection. Default 10s; negative disables.
+	ListenPing time.Duration
 	// ReconcileEvery schedules reconciliation passes. Default 1m; negative disables.
 	ReconcileEvery time.Duration
 	// ChecksEvery schedules view refreshes and anomaly checks. Default 1m; negative disables.
@@ -132,6 +135,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PGINBOX_CHECKS_EVERY", &c.ChecksEvery, true},
 		{"PGINBOX_POLL_INTERVAL", &c.PollInterval, false},
 		{"PGINBOX_NOTIFY_INTERVAL", &c.NotifyInterval, false},
+		{"PGINBOX_LISTEN_PING", &c.ListenPing, true},
 		{"PGINBOX_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, false},
 		{"PGINBOX_HANDLER_TIMEOUT", &c.HandlerTimeout, false},
 		{"PGINBOX_INGEST_TIMEOUT", &c.IngestTimeout, false},

@@ -187,6 +187,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		l := &Listener{
 			URL: url, Pool: s.work, Metrics: s.metrics, Log: s.log.With("component", "listener"),
+			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
 				"webhooks_events": func(src string) {
 					if s.workers != nil {
