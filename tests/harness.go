@@ -103,7 +103,8 @@ func StartCluster(ctx context.Context) (*localpg.Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tests: %w", err)
 	}
-	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings})
+	// PGINBOX_PG_BINDIR picks another server version (make test-matrix).
+	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings, BinDir: os.Getenv("PGINBOX_PG_BINDIR")})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
