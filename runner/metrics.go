@@ -70,7 +70,7 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 		m.Notifies, m.ScheduledRuns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
-		r.MustRegister(&queueCollector{pool: pool})
+		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})
 	}
 	return m
 }
@@ -104,4 +104,43 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(pending), "pending")
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(processing), "processing")
 	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, oldest)
+}
+
+var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data), 0 on a breach.", []string{"name", "family"}, nil)
+var checkValueDesc = prometheus.NewDesc("pginbox_check_value", "The anomaly check's latest value.", []string{"name", "family"}, nil)
+
+// checkCollector exports the latest result of every enabled check at
+// scrape time (webhooks.check_status).
+type checkCollector struct{ pool *pgxpool.Pool }
+
+func (c *checkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- checkOKDesc
+	ch <- checkValueDesc
+}
+
+func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
+	if err != nil {
+		return // an older schema without checks: nothing to export
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, family string
+		var ok *bool
+		var value *float64
+		if err := rows.Scan(&name, &family, &ok, &value); err != nil {
+			ch <- prometheus.NewInvalidMetric(checkOKDesc, err)
+			return
+		}
+		v := 0.0
+		if ok != nil && *ok {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(checkOKDesc, prometheus.GaugeValue, v, name, family)
+		if value != nil {
+			ch <- prometheus.MustNewConstMetric(checkValueDesc, prometheus.GaugeValue, *value, name, family)
+		}
+	}
 }
