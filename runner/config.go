@@ -50,6 +50,14 @@ type Config struct {
 	ReconcileEvery time.Duration
 	// ChecksEvery schedules view refreshes and anomaly checks. Default 1m; negative disables.
 	ChecksEvery time.Duration
+	// KeepPayload is how long payloads of processed events are kept.
+	// Default 30 days.
+	KeepPayload time.Duration
+	// KeepKeys is how long finished events (their dedup keys) are kept; it
+	// must be longer than KeepPayload. Default 400 days.
+	KeepKeys time.Duration
+	// PruneEvery schedules retention. Default 1h; negative disables.
+	PruneEvery time.Duration
 	// HandlerTimeout bounds one handler call; past it the lease is no longer
 	// extended. Default 5m.
 	HandlerTimeout time.Duration
@@ -89,6 +97,9 @@ func (c Config) withDefaults() Config {
 	def(&c.ChecksEvery, time.Minute)
 	def(&c.ShutdownTimeout, 30*time.Second)
 	def(&c.HandlerTimeout, 5*time.Minute)
+	def(&c.KeepPayload, 30*24*time.Hour)
+	def(&c.KeepKeys, 400*24*time.Hour)
+	def(&c.PruneEvery, time.Hour)
 	def(&c.IngestTimeout, 10*time.Second)
 	if c.Providers == nil {
 		c.Providers = map[string]Provider{}
@@ -138,6 +149,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PGINBOX_LISTEN_PING", &c.ListenPing, true},
 		{"PGINBOX_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, false},
 		{"PGINBOX_HANDLER_TIMEOUT", &c.HandlerTimeout, false},
+		{"PGINBOX_KEEP_PAYLOAD", &c.KeepPayload, false},
+		{"PGINBOX_KEEP_KEYS", &c.KeepKeys, false},
+		{"PGINBOX_PRUNE_EVERY", &c.PruneEvery, true},
 		{"PGINBOX_INGEST_TIMEOUT", &c.IngestTimeout, false},
 	}
 	for _, d := range durations {
@@ -149,11 +163,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*d.dst = -1
 			continue
 		}
-		x, err := time.ParseDuration(v)
+		x, err := ParseDuration(v)
 		if err != nil || x == 0 || (x < 0 && !d.neg) {
-			return c, &ConfigError{d.name, fmt.Sprintf("%q is not a positive duration like 30s or 5m", v)}
+			return c, &ConfigError{d.name, fmt.Sprintf("%q is not a positive duration like 30s, 5m or 30d", v)}
 		}
 		*d.dst = x
+	}
+	if eff := c.withDefaults(); eff.KeepKeys <= eff.KeepPayload {
+		return c, &ConfigError{"PGINBOX_KEEP_KEYS", "must be longer than PGINBOX_KEEP_PAYLOAD, so late redeliveries still dedupe"}
 	}
 	ints := []struct {
 		name     string
@@ -208,6 +225,24 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c.ListenURL = getenv("PGINBOX_LISTEN_URL")
 	c.AdminToken = getenv("PGINBOX_ADMIN_TOKEN")
 	return c, nil
+}
+
+// ParseDuration is time.ParseDuration plus a "d" (24h) unit: "30d", "1d12h".
+func ParseDuration(s string) (time.Duration, error) {
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		days, err := strconv.Atoi(s[:i])
+		if err != nil {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		rest := time.Duration(0)
+		if s[i+1:] != "" {
+			if rest, err = time.ParseDuration(s[i+1:]); err != nil {
+				return 0, err
+			}
+		}
+		return time.Duration(days)*24*time.Hour + rest, nil
+	}
+	return time.ParseDuration(s)
 }
 
 var providerName = func(s string) bool {

@@ -2,7 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // addJobs registers the scheduled jobs whose SQL exists in this schema
@@ -10,6 +14,60 @@ import (
 func (s *Server) addJobs() {
 	s.jobs["reconcile"] = NewJob("reconcile", s.cfg.ReconcileEvery, s.reconcile)
 	s.jobs["checks"] = NewJob("checks", s.cfg.ChecksEvery, s.checks)
+	s.jobs["prune"] = NewJob("prune", s.cfg.PruneEvery, s.prune)
+}
+
+// PruneReport is what one retention run removed.
+type PruneReport struct {
+	PayloadsPruned int64 `json:"payloads_pruned"`
+	EventsDeleted  int64 `json:"events_deleted"`
+	Calls          int   `json:"calls"`
+}
+
+// prune enforces retention in short transactions: webhooks.prune() is
+// called with a small max_rows until it reports nothing more to do.
+func (s *Server) prune(ctx context.Context, trigger string) error {
+	rep, err := Prune(ctx, s.work, s.cfg.KeepPayload, s.cfg.KeepKeys)
+	if err != nil {
+		return err
+	}
+	s.metrics.Pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
+	s.metrics.Pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
+	if rep.PayloadsPruned+rep.EventsDeleted > 0 {
+		s.log.Info("retention", "trigger", trigger, "payloads_pruned", rep.PayloadsPruned, "events_deleted", rep.EventsDeleted, "calls", rep.Calls)
+	}
+	return nil
+}
+
+// Prune calls webhooks.prune(keepPayload, keepKeys) in batches of at most
+// 5,000 rows per kind and per transaction until nothing is left.
+func Prune(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, keepPayload, keepKeys time.Duration) (PruneReport, error) {
+	var rep PruneReport
+	for rep.Calls < 10000 {
+		var out struct {
+			Payloads int64 `json:"payloads_pruned"`
+			Events   int64 `json:"events_deleted"`
+			More     bool  `json:"more"`
+		}
+		var raw []byte
+		err := q.QueryRow(ctx, `SELECT webhooks.prune($1::interval, $2::interval, batch_size => 1000, max_rows => 5000)`,
+			keepPayload.String(), keepKeys.String()).Scan(&raw)
+		if err != nil {
+			return rep, fmt.Errorf("prune: %w", err)
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return rep, fmt.Errorf("prune: %w", err)
+		}
+		rep.Calls++
+		rep.PayloadsPruned += out.Payloads
+		rep.EventsDeleted += out.Events
+		if !out.More {
+			break
+		}
+	}
+	return rep, nil
 }
 
 // reconcile runs one pass of webhooks.reconcile() (which skips itself when

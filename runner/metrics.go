@@ -28,6 +28,7 @@ type Metrics struct {
 	Wakeups          *prometheus.CounterVec // source: local|notify|poll|backlog
 	Notifies         prometheus.Counter
 	ScheduledRuns    *prometheus.CounterVec // job, result
+	Pruned           *prometheus.CounterVec // kind: payload|event
 }
 
 // NewMetrics registers the runner's metrics, the Go and process collectors,
@@ -64,10 +65,11 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
 		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
 		ScheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
+		Pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.ListenerConnects, m.Wakeups,
-		m.Notifies, m.ScheduledRuns,
+		m.Notifies, m.ScheduledRuns, m.Pruned,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

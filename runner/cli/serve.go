@@ -15,7 +15,7 @@ var serveFlags = []string{
 	"PGINBOX_LEASE", "PGINBOX_RECONCILE_EVERY", "PGINBOX_CHECKS_EVERY", "PGINBOX_POLL_INTERVAL",
 	"PGINBOX_NOTIFY_INTERVAL", "PGINBOX_MAX_BODY", "PGINBOX_LISTEN", "PGINBOX_LISTEN_URL", "PGINBOX_LISTEN_PING",
 	"PGINBOX_MIGRATE", "PGINBOX_SHUTDOWN_TIMEOUT", "PGINBOX_HANDLER_TIMEOUT", "PGINBOX_INGEST_TIMEOUT", "PGINBOX_HTTP_TIMEOUT",
-	"PGINBOX_LOG_LEVEL",
+	"PGINBOX_LOG_LEVEL", "PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS", "PGINBOX_PRUNE_EVERY", "PGINBOX_DATA_DIR",
 }
 
 func flagName(env string) string {
@@ -66,7 +66,7 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := runner.OpenDatabase(ctx, getenv("DATABASE_URL"), dataDir(app), log.With("component", "embedded-postgres"))
+	db, err := runner.OpenDatabase(ctx, getenv("DATABASE_URL"), dataDir(App{Getenv: getenv}), log.With("component", "embedded-postgres"))
 	if err != nil {
 		return err
 	}

@@ -43,3 +43,19 @@ func TestServeConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRetentionConfig: keys must outlive payloads, in any spelling.
+func TestServeRetentionConfig(t *testing.T) {
+	t.Parallel()
+	for _, env := range []map[string]string{
+		{"PGINBOX_KEEP_PAYLOAD": "30d", "PGINBOX_KEEP_KEYS": "30d"},
+		{"PGINBOX_KEEP_PAYLOAD": "500d"},
+		{"PGINBOX_KEEP_KEYS": "7d"},
+	} {
+		env["DATABASE_URL"] = "postgres://nobody@127.0.0.1:1/none"
+		code, _, errOut := runCLI(t, env, "serve")
+		if code == 0 || !strings.Contains(errOut, "PGINBOX_KEEP_KEYS: must be longer than PGINBOX_KEEP_PAYLOAD") {
+			t.Fatalf("%v: exit %d, %q", env, code, errOut)
+		}
+	}
+}
