@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -83,3 +84,6 @@ func wantPgError(t testing.TB, err error, code, substr string) {
 		t.Fatalf("want error %s containing %q, got %s: %s", code, substr, pgErr.Code, pgErr.Message)
 	}
 }
+
+// stringsReader is strings.NewReader as an io.Reader.
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/runner"
+)
+
+// ErrBreach is returned by `pginbox checks` when any check is out of range.
+var ErrBreach = errors.New("checks breached")
+
+// checksCmd refreshes the views, runs every check once and prints the
+// results; it fails (exit 1) on any breach, for cron and CI.
+func checksCmd(ctx context.Context, app App, args []string) error {
+	fs := newFlags("checks", app)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	db, closeDB, err := openDB(ctx, app)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if _, err := db.ExecContext(ctx, `SELECT webhooks.refresh_views()`); err != nil {
+		return fmt.Errorf("refresh views: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT name, family, value::float8, min_ok::float8, max_ok::float8, ok FROM webhooks.run_checks()`)
+	if err != nil {
+		return fmt.Errorf("run checks: %w", err)
+	}
+	defer rows.Close()
+	type result struct {
+		Name   string   `json:"name"`
+		Family string   `json:"family"`
+		Value  *float64 `json:"value"`
+		MinOK  *float64 `json:"min_ok"`
+		MaxOK  *float64 `json:"max_ok"`
+		OK     bool     `json:"ok"`
+	}
+	var results []result
+	var breached []string
+	for rows.Next() {
+		var r result
+		if err := rows.Scan(&r.Name, &r.Family, &r.Value, &r.MinOK, &r.MaxOK, &r.OK); err != nil {
+			return fmt.Errorf("run checks: %w", err)
+		}
+		results = append(results, r)
+		if !r.OK {
+			breached = append(breached, r.Name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("run checks: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(results)
+	} else {
+		tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "STATUS\tFAMILY\tCHECK\tVALUE\tRANGE")
+		for _, r := range results {
+			status := "ok"
+			if !r.OK {
+				status = "BREACH"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", status, r.Family, r.Name, fmtOpt(r.Value), fmtRange(r.MinOK, r.MaxOK))
+		}
+		tw.Flush()
+		fmt.Fprintf(app.Stdout, "%d checks, %d breached\n", len(results), len(breached))
+	}
+	if len(breached) > 0 {
+		return fmt.Errorf("%w: %s", ErrBreach, strings.Join(breached, ", "))
+	}
+	return nil
+}
+
+func fmtOpt(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'g', 6, 64)
+}
+
+func fmtRange(lo, hi *float64) string {
+	return "[" + fmtOpt(lo) + ", " + fmtOpt(hi) + "]"
+}
+
+// replayCmd: pginbox replay <event_id> --reason "...".
+func replayCmd(ctx context.Context, app App, args []string) error {
+	fs := newFlags("replay", app)
+	reason := fs.String("reason", "", "why the event runs again (required; audited)")
+	// Accept the id before or after the flags.
+	var idArg string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		idArg, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if idArg == "" && fs.NArg() == 1 {
+		idArg = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("%w: replay takes one event id", ErrUsage)
+	}
+	id, err := strconv.ParseInt(idArg, 10, 64)
+	if err != nil || id < 1 {
+		return fmt.Errorf("%w: replay <event_id> --reason ...: %q is not an event id", ErrUsage, idArg)
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return fmt.Errorf("%w: replay needs --reason", ErrUsage)
+	}
+	db, closeDB, err := openDB(ctx, app)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if _, err := db.ExecContext(ctx, `SELECT webhooks.replay($1, $2)`, id, *reason); err != nil {
+		return fmt.Errorf("replay %d: %w", id, err)
+	}
+	fmt.Fprintf(app.Stdout, "event %d is pending again (audited in webhooks.replays)\n", id)
+	return nil
+}
+
+// pruneCmd: one retention run with PGINBOX_KEEP_PAYLOAD / PGINBOX_KEEP_KEYS.
+func pruneCmd(ctx context.Context, app App, args []string) error {
+	getenv, err := withFlags(app, "prune", args, []string{"PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"})
+	if err != nil {
+		return err
+	}
+	keep := func(name string, def time.Duration) (time.Duration, error) {
+		v := getenv(name)
+		if v == "" {
+			return def, nil
+		}
+		d, err := runner.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("%s: %q is not a positive duration like 30d", name, v)
+		}
+		return d, nil
+	}
+	payload, err := keep("PGINBOX_KEEP_PAYLOAD", 30*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	keys, err := keep("PGINBOX_KEEP_KEYS", 400*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	if keys <= payload {
+		return errors.New("PGINBOX_KEEP_KEYS: must be longer than PGINBOX_KEEP_PAYLOAD, so late redeliveries still dedupe")
+	}
+	pool, closePool, err := openPool(ctx, app)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	rep, err := runner.Prune(ctx, pool, payload, keys)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "pruned %d payloads and deleted %d events in %d transactions\n", rep.PayloadsPruned, rep.EventsDeleted, rep.Calls)
+	return nil
+}
+
+// openPool resolves DATABASE_URL or the embedded cluster and opens a pgx pool.
+func openPool(ctx context.Context, app App) (*pgxpool.Pool, func(), error) {
+	d, err := runner.OpenDatabase(ctx, app.Getenv("DATABASE_URL"), dataDir(app), app.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgxpool.New(ctx, d.URL)
+	if err != nil {
+		_ = d.Close(ctx)
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	return pool, func() { pool.Close(); _ = d.Close(context.Background()) }, nil
+}
