@@ -22,6 +22,9 @@ func readEnvelope(body []byte) (envelope, error) {
 	if !utf8.Valid(body) || !json.Valid(body) || !jsonbSafe(body) {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
+	if jsonDepth(body) > MaxJSONDepth {
+		return nil, badRequest(ReasonBodyTooDeep)
+	}
 	// json.Valid has refused empty and whitespace-only bodies; the first
 	// non-space byte tells an object from any other value.
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
@@ -80,6 +83,39 @@ func jsonbSafe(body []byte) bool {
 		}
 	}
 	return true
+}
+
+// MaxJSONDepth is the deepest nesting of objects and arrays a body may have.
+// Real webhook payloads nest a handful of levels; a deeper one is an attack on
+// the parsers downstream (Postgres refuses very deep jsonb with SQLSTATE 54001).
+const MaxJSONDepth = 64
+
+// jsonDepth returns the deepest nesting of objects and arrays in body, which
+// must be valid JSON.
+func jsonDepth(body []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // hex4 decodes the four hexadecimal digits of a \u escape in valid JSON.

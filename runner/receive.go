@@ -81,9 +81,11 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := rc.ingest(r.Context(), name, d)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
-			// Data the database refuses (Identify should have caught it).
+		if permanent(err) {
+			// Data the database refuses whatever the retry (Identify catches
+			// nearly all of it): a 503 would only make the provider retry forever.
+			var pgErr *pgconn.PgError
+			errors.As(err, &pgErr)
 			rc.reject(w, r, name, http.StatusBadRequest, "rejected by database")
 			rc.Log.Warn("delivery refused by the database", "provider", name, "sqlstate", pgErr.Code, "error", pgErr.Message)
 			return
@@ -110,6 +112,23 @@ func (rc *Receiver) ingest(ctx context.Context, provider string, d Delivery) (In
 		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
 	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
+}
+
+// permanent reports whether the database refused the delivery's data itself
+// (SQLSTATE classes 22 data exception, 23 integrity constraint, 54 program
+// limit exceeded, e.g. JSON nested too deep): retrying cannot help. Anything
+// else (connection loss, timeouts, a schema not migrated yet, shutdown) is
+// worth a retry and answered 503.
+func permanent(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
 }
 
 func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {

@@ -46,6 +46,9 @@ const (
 	// accepts (invalid JSON or UTF-8, not an object, empty, trailing data,
 	// a \u0000 escape or an unpaired surrogate escape).
 	ReasonBodyNotJSON = "body not json"
+	// ReasonBodyTooDeep means the body nests objects and arrays deeper than
+	// MaxJSONDepth levels.
+	ReasonBodyTooDeep = "body nested too deep"
 	// ReasonKeyMissing means none of the places the kind takes its idempotency key from has one.
 	ReasonKeyMissing = "idempotency key missing"
 	// ReasonKeyInvalid means the idempotency key is not a non-blank string or
