@@ -89,8 +89,20 @@ func (s *Server) checks(ctx context.Context, _ string) error {
 	if !s.hasFunction(ctx, "run_checks") {
 		return nil
 	}
-	if _, err := s.work.Exec(ctx, `SELECT webhooks.refresh_views()`); err != nil {
+	// One view per short transaction (refresh_views() would hold one snapshot
+	// across all of them).
+	rows, err := s.work.Query(ctx, `SELECT view_name FROM webhooks.view_refreshes ORDER BY view_name`)
+	if err != nil {
 		return fmt.Errorf("refresh views: %w", err)
+	}
+	views, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("refresh views: %w", err)
+	}
+	for _, v := range views {
+		if _, err := s.work.Exec(ctx, `SELECT webhooks.refresh_view($1)`, v); err != nil {
+			return fmt.Errorf("refresh view %s: %w", v, err)
+		}
 	}
 	if _, err := s.work.Exec(ctx, `SELECT count(*) FROM webhooks.run_checks()`); err != nil {
 		return fmt.Errorf("run checks: %w", err)

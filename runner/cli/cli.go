@@ -40,6 +40,13 @@ const usage = `usage: pginbox <command> [flags]
 commands:
   migrate            apply the SQL migrations to DATABASE_URL (or the embedded cluster)
   serve              run the webhook endpoint, workers and schedules (flags mirror PGINBOX_*: --addr, --handler ...)
+  reconcile [--all]  run one reconciliation pass and print its counts as JSON
+  gaps [--provider P] [--json] [--limit N] [--backfill]
+                     list expected events that did not arrive; --backfill asks the
+                     providers' APIs (PGINBOX_API_URL_<NAME>, PGINBOX_API_KEY_<NAME>)
+  checks [--json]    refresh the views, run every anomaly check once; exit 1 on a breach
+  replay ID --reason R  put event ID back to pending on purpose (audited)
+  prune              drop old payloads (PGINBOX_KEEP_PAYLOAD, 30d) and keys (PGINBOX_KEEP_KEYS, 400d)
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
@@ -78,6 +85,16 @@ func dispatch(ctx context.Context, app App, args []string) error {
 		return migrate(ctx, app, rest)
 	case "serve":
 		return serve(ctx, app, rest)
+	case "reconcile":
+		return reconcileCmd(ctx, app, rest)
+	case "gaps":
+		return gapsCmd(ctx, app, rest)
+	case "checks":
+		return checksCmd(ctx, app, rest)
+	case "replay":
+		return replayCmd(ctx, app, rest)
+	case "prune":
+		return pruneCmd(ctx, app, rest)
 	case "version", "--version", "-v":
 		return version(ctx, app, rest)
 	case "sql-dist":
