@@ -66,6 +66,9 @@ type Config struct {
 	// IngestTimeout bounds one ingest call; past it the request answers 503.
 	// Default 10s.
 	IngestTimeout time.Duration
+	// StatusAPIs are the providers' APIs the backfill asks after each
+	// scheduled reconcile pass (see StatusAPIsFromEnv). Empty: no backfill.
+	StatusAPIs map[string]StatusAPI
 	// AdminToken enables the status page's write actions when set.
 	AdminToken string
 	// Migrate applies pending migrations at start. Default true via ConfigFromEnv.
@@ -221,6 +224,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Handler, err = ParseHandler(getenv("PGINBOX_HANDLER"), httpTimeout); err != nil {
 		return c, &ConfigError{"PGINBOX_HANDLER", err.Error()}
+	}
+	if c.StatusAPIs, err = StatusAPIsFromEnv(getenv, c.ProviderKinds, nil); err != nil {
+		return c, err
 	}
 	c.ListenURL = getenv("PGINBOX_LISTEN_URL")
 	c.AdminToken = getenv("PGINBOX_ADMIN_TOKEN")

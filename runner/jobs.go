@@ -77,10 +77,26 @@ func (s *Server) reconcile(ctx context.Context, trigger string) error {
 		return nil
 	}
 	var out []byte
-	if err := s.work.QueryRow(ctx, `SELECT webhooks.reconcile()`).Scan(&out); err != nil {
+	if err := s.work.QueryRow(ctx, `SELECT webhooks.reconcile($1)`, trigger).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	s.log.Info("reconcile pass", "trigger", trigger, "result", string(out))
+	if trigger != "schedule" || len(s.cfg.StatusAPIs) == 0 {
+		return nil
+	}
+	rep, err := Backfill(ctx, s.work, s.cfg.StatusAPIs, BackfillOptions{Logger: s.log.With("component", "backfill")})
+	s.metrics.Backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
+	s.metrics.Backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
+	s.metrics.Backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
+	s.metrics.Backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
+	s.metrics.Backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
+	if rep.Gaps > 0 {
+		s.log.Info("backfill pass", "gaps", rep.Gaps, "ingested", rep.Ingested, "tombstoned", rep.Tombstoned,
+			"postponed", rep.Postponed, "failed", rep.Failed, "malformed", rep.Malformed, "unauthorized", rep.Unauthorized)
+	}
+	if err != nil {
+		return fmt.Errorf("backfill: %w", err)
+	}
 	return nil
 }
 

@@ -29,6 +29,7 @@ type Metrics struct {
 	Notifies         prometheus.Counter
 	ScheduledRuns    *prometheus.CounterVec // job, result
 	Pruned           *prometheus.CounterVec // kind: payload|event
+	Backfill         *prometheus.CounterVec // outcome
 }
 
 // NewMetrics registers the runner's metrics, the Go and process collectors,
@@ -65,11 +66,12 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
 		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
 		ScheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
+		Backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
 		Pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.ListenerConnects, m.Wakeups,
-		m.Notifies, m.ScheduledRuns, m.Pruned,
+		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})
