@@ -22,6 +22,9 @@ func readEnvelope(body []byte) (envelope, error) {
 	if !utf8.Valid(body) || !json.Valid(body) || !jsonbSafe(body) {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
+	if !numbersFitNumeric(body) {
+		return nil, badRequest(ReasonBodyNotJSON)
+	}
 	if jsonDepth(body) > MaxJSONDepth {
 		return nil, badRequest(ReasonBodyTooDeep)
 	}
@@ -81,6 +84,77 @@ func jsonbSafe(body []byte) bool {
 				i += 6
 			}
 		}
+	}
+	return true
+}
+
+// numbersFitNumeric reports whether every number in body, which must be
+// valid JSON, fits Postgres numeric, which jsonb stores numbers as: fewer
+// than 131073 digits before the decimal point and at most 16383 after.
+// 1e200000 is valid JSON that jsonb refuses (SQLSTATE 22003).
+func numbersFitNumeric(body []byte) bool {
+	inString := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			continue
+		}
+		if c != '-' && (c < '0' || c > '9') {
+			continue
+		}
+		// A number: [-] int [. frac] [e|E [+|-] exp], valid JSON guaranteed.
+		j := i
+		if body[j] == '-' {
+			j++
+		}
+		intStart := j
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			j++
+		}
+		intDigits := j - intStart
+		if intDigits == 1 && body[intStart] == '0' {
+			intDigits = 0
+		}
+		fracDigits := 0
+		if j < len(body) && body[j] == '.' {
+			j++
+			for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+				j++
+				fracDigits++
+			}
+		}
+		exp := 0
+		if j < len(body) && (body[j] == 'e' || body[j] == 'E') {
+			j++
+			sign := 1
+			if body[j] == '+' || body[j] == '-' {
+				if body[j] == '-' {
+					sign = -1
+				}
+				j++
+			}
+			for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+				if exp < 1<<20 {
+					exp = exp*10 + int(body[j]-'0')
+				}
+				j++
+			}
+			exp *= sign
+		}
+		if intDigits+exp > 131072 || fracDigits-exp > 16383 {
+			return false
+		}
+		i = j - 1
 	}
 	return true
 }

@@ -130,3 +130,26 @@ func TestEnvelopeHasAndStr(t *testing.T) {
 		}
 	}
 }
+
+func TestNumbersFitNumeric(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body string
+		ok   bool
+	}{
+		{`{"n": 1}`, true},
+		{`{"n": -0.5e3, "m": [1, 2.25, 3E+2]}`, true},
+		{`{"n": 1e131071}`, true},
+		{`{"n": 1e131072}`, false},
+		{`{"n": 1e-16383}`, true},
+		{`{"n": 1e-16384}`, false},
+		{`{"n": 0.1e-16383}`, false},
+		{`{"n": "1e999999"}`, true}, // a string, not a number
+		{`{"n": 1e1000000000000}`, false},
+	}
+	for _, tc := range tests {
+		if got := numbersFitNumeric([]byte(tc.body)); got != tc.ok {
+			t.Errorf("%s: %v, want %v", tc.body, got, tc.ok)
+		}
+	}
+}
