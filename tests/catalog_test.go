@@ -74,3 +74,29 @@ func TestContractSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingExecutableByPublic: every function in schema webhooks has had
+// PostgreSQL's default EXECUTE-to-PUBLIC revoked (a migration that creates a
+// function must revoke it in the same file).
+func TestNothingExecutableByPublic(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	rows, err := pool.Query(context.Background(), `
+		SELECT p.oid::regprocedure::text
+		FROM pg_proc p
+		WHERE p.pronamespace = 'webhooks'::regnamespace
+		  AND (p.proacl IS NULL OR EXISTS (SELECT FROM aclexplode(p.proacl) a WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) > 0 {
+		t.Fatalf("functions executable by PUBLIC (add REVOKE EXECUTE ... FROM PUBLIC to their migration): %v", open)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM pg_proc WHERE pronamespace = 'webhooks'::regnamespace`); n < 30 {
+		t.Fatalf("only %d functions: not looking at the right schema", n)
+	}
+}

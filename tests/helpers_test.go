@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -87,3 +88,6 @@ func wantPgError(t testing.TB, err error, code, substr string) {
 
 // stringsReader is strings.NewReader as an io.Reader.
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+// nowFunc is time.Now, named for tests that sign deliveries.
+var nowFunc = time.Now
