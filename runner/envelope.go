@@ -22,10 +22,11 @@ func readEnvelope(body []byte) (envelope, error) {
 	if !utf8.Valid(body) || !json.Valid(body) || !jsonbSafe(body) {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
-	if !numbersFitNumeric(body) {
+	depth, numbersFit := jsonLimits(body)
+	if !numbersFit {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
-	if jsonDepth(body) > MaxJSONDepth {
+	if depth > MaxJSONDepth {
 		return nil, badRequest(ReasonBodyTooDeep)
 	}
 	// json.Valid has refused empty and whitespace-only bodies; the first
@@ -88,86 +89,18 @@ func jsonbSafe(body []byte) bool {
 	return true
 }
 
-// numbersFitNumeric reports whether every number in body, which must be
-// valid JSON, fits Postgres numeric, which jsonb stores numbers as: fewer
-// than 131073 digits before the decimal point and at most 16383 after.
-// 1e200000 is valid JSON that jsonb refuses (SQLSTATE 22003).
-func numbersFitNumeric(body []byte) bool {
-	inString := false
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		if c != '-' && (c < '0' || c > '9') {
-			continue
-		}
-		// A number: [-] int [. frac] [e|E [+|-] exp], valid JSON guaranteed.
-		j := i
-		if body[j] == '-' {
-			j++
-		}
-		intStart := j
-		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
-			j++
-		}
-		intDigits := j - intStart
-		if intDigits == 1 && body[intStart] == '0' {
-			intDigits = 0
-		}
-		fracDigits := 0
-		if j < len(body) && body[j] == '.' {
-			j++
-			for j < len(body) && body[j] >= '0' && body[j] <= '9' {
-				j++
-				fracDigits++
-			}
-		}
-		exp := 0
-		if j < len(body) && (body[j] == 'e' || body[j] == 'E') {
-			j++
-			sign := 1
-			if body[j] == '+' || body[j] == '-' {
-				if body[j] == '-' {
-					sign = -1
-				}
-				j++
-			}
-			for j < len(body) && body[j] >= '0' && body[j] <= '9' {
-				if exp < 1<<20 {
-					exp = exp*10 + int(body[j]-'0')
-				}
-				j++
-			}
-			exp *= sign
-		}
-		if intDigits+exp > 131072 || fracDigits-exp > 16383 {
-			return false
-		}
-		i = j - 1
-	}
-	return true
-}
-
 // MaxJSONDepth is the deepest nesting of objects and arrays a body may have.
 // Real webhook payloads nest a handful of levels; a deeper one is an attack on
 // the parsers downstream (Postgres refuses very deep jsonb with SQLSTATE 54001).
 const MaxJSONDepth = 64
 
-// jsonDepth returns the deepest nesting of objects and arrays in body, which
-// must be valid JSON.
-func jsonDepth(body []byte) int {
-	depth, deepest, inString := 0, 0, false
+// jsonLimits walks body, which must be valid JSON, once and returns the
+// deepest nesting of objects and arrays, and whether every number fits
+// Postgres numeric, which jsonb stores numbers as: at most 131072 digits
+// before the decimal point and 16383 after (1e200000 is valid JSON that jsonb
+// refuses with SQLSTATE 22003).
+func jsonLimits(body []byte) (deepest int, numbersFit bool) {
+	depth, inString := 0, false
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		if inString {
@@ -179,17 +112,68 @@ func jsonDepth(body []byte) int {
 			}
 			continue
 		}
-		switch c {
-		case '"':
+		switch {
+		case c == '"':
 			inString = true
-		case '{', '[':
+		case c == '{' || c == '[':
 			depth++
 			deepest = max(deepest, depth)
-		case '}', ']':
+		case c == '}' || c == ']':
 			depth--
+		case c == '-' || c >= '0' && c <= '9':
+			end, fits := numberFitsNumeric(body, i)
+			if !fits {
+				return deepest, false
+			}
+			i = end - 1
 		}
 	}
-	return deepest
+	return deepest, true
+}
+
+// numberFitsNumeric reads the number starting at body[i] (valid JSON:
+// [-] int [. frac] [e|E [+|-] exp]) and returns where it ends and whether
+// Postgres numeric can hold it.
+func numberFitsNumeric(body []byte, i int) (int, bool) {
+	j := i
+	if body[j] == '-' {
+		j++
+	}
+	intStart := j
+	for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+		j++
+	}
+	intDigits := j - intStart
+	if intDigits == 1 && body[intStart] == '0' {
+		intDigits = 0
+	}
+	fracDigits := 0
+	if j < len(body) && body[j] == '.' {
+		j++
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			j++
+			fracDigits++
+		}
+	}
+	exp := 0
+	if j < len(body) && (body[j] == 'e' || body[j] == 'E') {
+		j++
+		sign := 1
+		if body[j] == '+' || body[j] == '-' {
+			if body[j] == '-' {
+				sign = -1
+			}
+			j++
+		}
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			if exp < 1<<20 {
+				exp = exp*10 + int(body[j]-'0')
+			}
+			j++
+		}
+		exp *= sign
+	}
+	return j, intDigits+exp <= 131072 && fracDigits-exp <= 16383
 }
 
 // hex4 decodes the four hexadecimal digits of a \u escape in valid JSON.

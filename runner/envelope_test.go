@@ -148,8 +148,26 @@ func TestNumbersFitNumeric(t *testing.T) {
 		{`{"n": 1e1000000000000}`, false},
 	}
 	for _, tc := range tests {
-		if got := numbersFitNumeric([]byte(tc.body)); got != tc.ok {
+		if _, got := jsonLimits([]byte(tc.body)); got != tc.ok {
 			t.Errorf("%s: %v, want %v", tc.body, got, tc.ok)
+		}
+	}
+}
+
+func TestJSONDepth(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body  string
+		depth int
+	}{
+		{`{}`, 1},
+		{`{"a": [1, {"b": "[[[["}]}`, 3}, // brackets inside strings do not count
+		{`{"a": "\"{"}`, 1},
+		{`[[[[]]]]`, 4},
+	}
+	for _, tc := range tests {
+		if got, _ := jsonLimits([]byte(tc.body)); got != tc.depth {
+			t.Errorf("%s: depth %d, want %d", tc.body, got, tc.depth)
 		}
 	}
 }
