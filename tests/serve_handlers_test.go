@@ -233,7 +233,7 @@ func TestServePollOnly(t *testing.T) {
 		}
 		return true
 	})
-	if n := queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener'`); n != 0 {
+	if n := queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener' AND datname = current_database()`); n != 0 {
 		t.Fatalf("a listener connected although LISTEN is off")
 	}
 }
