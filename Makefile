@@ -41,6 +41,34 @@ test: postgres ## run every test against a throwaway cluster (installs PostgreSQ
 test-race: postgres ## the tests with the race detector
 	$(WITHPG) $(GO) test -race $(TEST_FLAGS) $(PKGS)
 
+PG_MAJORS ?= 14 15 16 17 18
+MATRIX_PKGS ?= ./tests/ ./runner/cli/
+
+.PHONY: test-matrix
+test-matrix: postgres ## the SQL suite once per PostgreSQL major, each on its own cluster (make test-matrix PG_MAJORS="14 18")
+	@set -uo pipefail; mkdir -p .cache/test-matrix; summary=(); failed=0; passed=0; \
+	for m in $(PG_MAJORS); do \
+	  log=.cache/test-matrix/pg$$m.log; start=$$(date +%s); \
+	  if ! dir=$$(./tests/pgversions.sh $$m); then \
+	    summary+=("PostgreSQL $$m: FAIL (no binaries, see above)"); failed=$$((failed+1)); continue; \
+	  fi; \
+	  ver=$$("$$dir/postgres" --version | awk '{print $$3}'); \
+	  echo "=== PostgreSQL $$ver from $$dir (log: $$log)"; \
+	  env -u PGTESTDB_HOST -u PGTESTDB_PORT -u PGTESTDB_USER -u PGTESTDB_PASSWORD -u DATABASE_URL -u PGINBOX_TEST_DATABASE_URL \
+	    PGINBOX_PG_BINDIR="$$dir" PATH="$$dir:$$PATH" \
+	    $(WITHPG) $(GO) test $(TEST_FLAGS) $(MATRIX_PKGS) 2>&1 | tee "$$log"; rc=$${PIPESTATUS[0]}; \
+	  secs=$$(( $$(date +%s) - start )); \
+	  if [ "$$rc" -eq 0 ]; then \
+	    summary+=("PostgreSQL $$ver: PASS in $${secs}s"); passed=$$((passed+1)); \
+	  else \
+	    fails=$$( { grep -E '^--- FAIL: ' "$$log" | awk '{print $$3}'; grep -E '^FAIL[[:space:]]+[^ ]+[[:space:]]+\[' "$$log" | awk '{print $$2" "$$3" "$$4}'; } | paste -sd' ' -); \
+	    summary+=("PostgreSQL $$ver: FAIL in $${secs}s (exit $$rc)$${fails:+: $$fails}"); failed=$$((failed+1)); \
+	  fi; \
+	done; \
+	echo; echo "test-matrix summary:"; printf '  %s\n' "$${summary[@]}"; \
+	echo "versions: $$passed passed, $$failed failed"; \
+	[ "$$failed" -eq 0 ]
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
 	@for pkg in $$($(GO) list ./...); do \
@@ -49,6 +77,14 @@ fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
 	  done; \
 	done
+
+.PHONY: bench
+bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): table, bench/out/summary.json + charts, regenerates bench/REPORT.md (~15 min)
+	$(GO) run ./bench -out bench/out -report bench/REPORT.md -pginbox $(BIN)
+
+.PHONY: bench-quick
+bench-quick: postgres build ## the bench suite reduced to under a minute (bench/out/summary.json, bench/out/REPORT-quick.md); same audit
+	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
 lint: ## gofmt and go vet
