@@ -1,0 +1,269 @@
+// Command bench is pginbox's bench suite (`make bench`, `make bench-quick`).
+//
+// It starts a PostgreSQL cluster of its own in a fresh temporary folder from
+// the installed binaries (or uses DATABASE_URL, where it creates and drops
+// scratch databases), migrates it with pginbox.Migrate, and runs:
+//
+//  1. SQL ingest: webhooks.ingest_webhook() against the plain
+//     INSERT … ON CONFLICT DO NOTHING ceiling, 16 and 32 connections,
+//     all-unique ids and a duplicate storm, in interleaved slices;
+//  2. HTTP ingest: signed Sume deliveries into a `pginbox serve` process
+//     over 64 keep-alive connections, each event delivered 5 times, plus
+//     forged ones;
+//  3. processing with the sql: handler, workers and batch size swept;
+//  4. wake-up latency, delivery commit → handler start, at steady rates:
+//     one runner, two runners (cross-process NOTIFY), poll only;
+//  5. growth: ingest and processing with 0 … 5 M processed rows, and gap
+//     detection over a 1,000,000-id window;
+//  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row.
+//
+// Every scenario that delivers is audited from the database afterwards;
+// any lost or twice-processed event makes the command exit 1. It prints a
+// table, writes <out>/summary.json and SVG charts, and regenerates the
+// report (bench/REPORT.md).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	quick   bool
+	durable bool
+	bin     string
+	logDir  string
+	profile string
+
+	slice       time.Duration
+	rounds      int
+	sqlConns    []int
+	stormWindow int
+	stormCopies int
+	notifyConns int
+	candidate   bool
+
+	httpConns   int
+	httpDur     time.Duration
+	rejectShare float64
+	httpLate    [3][2]int64
+	httpLateN   int
+
+	processN      int
+	processPoints [][2]int
+	serverSide    bool
+	statsFixed    bool
+	callN         int
+
+	latRates   []int
+	latDur     time.Duration
+	latConfigs []string
+
+	growthSizes []int64
+	growthDur   time.Duration
+	gapWindow   int64
+}
+
+func fullConfig() config {
+	return config{
+		durable: true,
+		slice:   2500 * time.Millisecond, rounds: 4, sqlConns: []int{16, 32}, stormWindow: 64, stormCopies: 10, notifyConns: 16, candidate: true,
+		httpConns: 64, httpDur: 20 * time.Second, rejectShare: 0.05,
+		httpLate: [3][2]int64{{5, 50}, {50, 500}, {500, 3000}}, httpLateN: 4000,
+		processN:      15_000,
+		processPoints: [][2]int{{8, 100}, {1, 100}, {2, 100}, {4, 100}, {16, 100}, {8, 10}, {8, 500}},
+		serverSide:    true, statsFixed: true, callN: 5000,
+		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
+		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
+	}
+}
+
+func quickConfig() config {
+	c := fullConfig()
+	c.quick = true
+	c.slice, c.rounds, c.candidate = 400*time.Millisecond, 2, false
+	c.httpDur, c.httpLate, c.httpLateN = 3*time.Second, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
+	c.processN, c.processPoints, c.statsFixed, c.callN = 3_000, [][2]int{{8, 100}}, false, 500
+	c.latDur = 2 * time.Second
+	c.latRates = []int{200, 1000}
+	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 20_000}, 500*time.Millisecond, 20_000
+	return c
+}
+
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth"}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	quick := flag.Bool("quick", false, "reduced run (under a minute): small sizes, short slices")
+	out := flag.String("out", "bench/out", "folder for summary.json, charts, logs and profiles")
+	report := flag.String("report", "", "markdown report to regenerate (default bench/REPORT.md; with -quick <out>/REPORT-quick.md)")
+	bin := flag.String("pginbox", "bin/pginbox", "pginbox binary for the runner processes (built when missing)")
+	only := flag.String("only", "", "comma list of scenarios to run: "+strings.Join(allScenarios, ","))
+	durable := flag.Bool("durable", true, "keep fsync and synchronous_commit on in the bench's own cluster")
+	flag.Parse()
+
+	cfg := fullConfig()
+	if *quick {
+		cfg = quickConfig()
+	}
+	cfg.durable = *durable
+	if *report == "" {
+		*report = "bench/REPORT.md"
+		if *quick {
+			*report = filepath.Join(*out, "REPORT-quick.md")
+		}
+	}
+	want := allScenarios
+	if *only != "" {
+		want = strings.Split(*only, ",")
+		for _, s := range want {
+			if !slices.Contains(allScenarios, s) {
+				fmt.Fprintf(os.Stderr, "bench: unknown scenario %q (have %s)\n", s, strings.Join(allScenarios, ","))
+				return 2
+			}
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	budget := 45 * time.Minute
+	if *quick {
+		budget = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	cfg.logDir, _ = filepath.Abs(*out)
+	cfg.profile = filepath.Join(cfg.logDir, "process-cpu.pprof")
+
+	res := &results{Quick: cfg.quick, Durable: cfg.durable, Started: time.Now(), Machine: machine()}
+	tmp, err := os.MkdirTemp("", "pginbox-bench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if slices.Contains(want, "http") || slices.Contains(want, "latency") {
+		if cfg.bin, err = buildRunner(ctx, *bin, tmp); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+
+	env, err := openEnv(ctx, cfg.durable, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer env.close()
+	migrate, err := env.prepareTemplate(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: template:", err)
+		return 1
+	}
+	res.Postgres = postgresInfo(ctx, env)
+	res.Postgres.MigrateSeconds = round3(migrate.Seconds())
+	log.Info("bench ready", "postgres", res.Postgres.Version, "own_cluster", env.cluster != nil, "quick", cfg.quick)
+
+	step := func(name string, f func() error) {
+		if !slices.Contains(want, name) || ctx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		if err := f(); err != nil {
+			log.Error("scenario failed", "scenario", name, "error", err)
+			res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", name, err))
+		}
+		res.Durations = append(res.Durations, phase{name, round1(time.Since(t0).Seconds())})
+	}
+	step("sql", func() (err error) {
+		var a []audit
+		res.SQL, a, err = runSQLIngest(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("notify", func() (err error) {
+		var a []audit
+		res.Notify, a, err = runNotify(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("http", func() (err error) {
+		var a []audit
+		res.HTTP, a, err = runHTTP(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("process", func() (err error) {
+		var a []audit
+		res.Process, a, err = runProcess(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("latency", func() (err error) {
+		var a []audit
+		res.Latency, a, err = runLatency(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("growth", func() (err error) {
+		var a []audit
+		res.Growth, a, err = runGrowth(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	if ctx.Err() != nil {
+		res.Errors = append(res.Errors, "interrupted or out of time: "+ctx.Err().Error())
+	}
+	res.Finished = time.Now()
+	res.Machine.LoadAfter = loadAvg()
+
+	sum := res.summary()
+	printTable(os.Stdout, res, sum)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(sum)
+	if err := os.WriteFile(filepath.Join(*out, "summary.json"), buf.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	charts := writeCharts(*out, res)
+	if err := os.WriteFile(*report, []byte(renderReport(res, sum, *out, *report, charts)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Printf("\nwrote %s, %s and %d charts in %s\n", filepath.Join(*out, "summary.json"), *report, len(charts), *out)
+	if len(res.Errors) > 0 {
+		fmt.Println("\nbench: scenario errors:")
+		for _, e := range res.Errors {
+			fmt.Println("  -", e)
+		}
+		return 1
+	}
+	if sum.Lost != 0 || sum.ProcessedTwice != 0 || !sum.AuditOK {
+		fmt.Println("\nbench: EXACTLY-ONCE AUDIT FAILED")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/runner"
+)
+
+type processPoint struct {
+	Workers int     `json:"workers"`
+	Batch   int     `json:"batch"`
+	Events  int64   `json:"events"`
+	Seconds float64 `json:"seconds"`
+	// PerS is events per second between the first and the last handler
+	// start (from the side table); WallPerS from runner start to the last
+	// event processed.
+	PerS     float64 `json:"per_s"`
+	WallPerS float64 `json:"wall_per_s"`
+	CPU      cpuUse  `json:"cpu"`
+	// CPU time per event, in µs: PostgreSQL (all its processes) and the
+	// runner (the bench process, which hosts it).
+	PGCPUus     float64 `json:"postgres_cpu_us_per_event"`
+	RunnerCPUus float64 `json:"runner_cpu_us_per_event"`
+	Audit       bool    `json:"audit_ok"`
+}
+
+func (p *processPoint) perEvent(wall time.Duration) {
+	if p.Events > 0 {
+		p.PGCPUus = round1(p.CPU.Postgres * wall.Seconds() * 1e6 / float64(p.Events))
+		p.RunnerCPUus = round1(p.CPU.Bench * wall.Seconds() * 1e6 / float64(p.Events))
+	}
+}
+
+type processResult struct {
+	Preloaded int            `json:"events_per_point"`
+	Points    []processPoint `json:"points"`
+	Default   processPoint   `json:"default"`
+	Best      processPoint   `json:"best"`
+	// ServerSide is the same work with one round trip per batch: a plpgsql
+	// loop with an EXCEPTION block (a savepoint) per event, as a yardstick
+	// for the per-event round trips of the runner's batch transaction.
+	ServerSide processPoint `json:"server_side_batch"`
+	// ServerSideFixed is the same with bench.complete_plpgsql (plpgsql,
+	// primary-key lookup) instead of webhooks.complete().
+	ServerSideFixed processPoint `json:"server_side_batch_fixed_complete"`
+	Statements      []stmtStat   `json:"statements,omitempty"`
+	Profile         string       `json:"profile_top,omitempty"`
+	// CompletePlan is webhooks.complete()'s own plan (auto_explain) with
+	// 800 events in flight and statistics taken when none was.
+	CompletePlan string `json:"complete_plan,omitempty"`
+	// StatsInFlight is the default point after ANALYZE ran while n events
+	// were being processed (the planner then picks the primary key for
+	// complete()).
+	StatsInFlight processPoint `json:"default_with_in_flight_statistics"`
+	// CallCosts is the server CPU of single calls on one connection.
+	CallCosts []callCost `json:"call_costs,omitempty"`
+}
+
+// callCost is the server CPU one statement costs, read from the backend's
+// /proc/<pid>/stat over many calls (less sensitive to other load on the
+// machine than wall time).
+type callCost struct {
+	Statement string  `json:"statement"`
+	What      string  `json:"what"`
+	CPUus     float64 `json:"server_cpu_us"`
+	WallUS    float64 `json:"wall_us"`
+}
+
+// measureCalls runs each statement n times on one connection and reads the
+// backend's CPU time; nil when the server is not on this machine.
+func measureCalls(ctx context.Context, dbURL string, n int, stmts [][2]string) []callCost {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close(context.Background())
+	var backend int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil || postmasterPID(backend) == 0 {
+		return nil
+	}
+	var out []callCost
+	for _, st := range stmts {
+		for i := 0; i < 100; i++ { // prepare, plan caches, warm buffers
+			if _, err := conn.Exec(ctx, st[0]); err != nil {
+				return out
+			}
+		}
+		before, _ := readProc(backend)
+		t0 := time.Now()
+		for i := 0; i < n && ctx.Err() == nil; i++ {
+			if _, err := conn.Exec(ctx, st[0]); err != nil {
+				return out
+			}
+		}
+		wall := time.Since(t0)
+		after, _ := readProc(backend)
+		out = append(out, callCost{Statement: st[0], What: st[1], CPUus: round1(float64(after.CPU-before.CPU) / 1e3 / float64(n)),
+			WallUS: round1(float64(wall) / 1e3 / float64(n))})
+	}
+	return out
+}
+
+// analyzeInFlight claims n events (committed), analyzes the table while
+// they are in processing, then hands them back with release().
+func analyzeInFlight(ctx context.Context, pool *pgxpool.Pool, n int) error {
+	if _, err := pool.Exec(ctx, `SELECT count(*) FROM webhooks.claim('bench-stats', $1, '5 minutes')`, n); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE webhooks.events`); err != nil {
+		return err
+	}
+	_, err := pool.Exec(ctx, `SELECT count(*) FILTER (WHERE webhooks.release(id, 'bench-stats', attempts)) FROM webhooks.events WHERE status = 'processing' AND locked_by = 'bench-stats'`)
+	return err
+}
+
+// preload inserts n pending events for provider straight into the table.
+func preload(ctx context.Context, pool *pgxpool.Pool, provider string, from, n int64) error {
+	_, err := pool.Exec(ctx, `
+		INSERT INTO webhooks.events (provider, external_id, event_type, payload)
+		SELECT $1, 'evt_' || md5($1 || g::text), 'job.completed',
+		       jsonb_build_object('event', 'job.completed', 'job_id', 'evt_' || md5($1 || g::text), 'status', 'COMPLETED',
+		                          'data', jsonb_build_object('note', $4::text))
+		FROM generate_series($2::bigint, $2::bigint + $3::bigint - 1) AS g`, provider, from, n, padding)
+	if err != nil {
+		return fmt.Errorf("preload: %w", err)
+	}
+	_, err = pool.Exec(ctx, `ANALYZE webhooks.events`)
+	return err
+}
+
+// quietLog drops the in-process runner's logs below warnings.
+func quietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// runWorkers runs an in-process runner (runner.New with the sql: handler,
+// the same code `pginbox serve` runs) until nothing is pending, and
+// measures it.
+func runWorkers(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
+	h, err := runner.ParseHandler("sql:bench.on_event", time.Minute)
+	if err != nil {
+		return 0, cpuUse{}, err
+	}
+	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch,
+		ReconcileEvery: -1, ChecksEvery: -1, Listen: true, ShutdownTimeout: 10 * time.Second}
+	var backend int
+	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
+	srv, err := runner.New(ctx, cfg, dbURL, quietLog())
+	if err != nil {
+		return 0, cpuUse{}, fmt.Errorf("runner.New: %w", err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	meter := startCPU(0, postmasterPID(backend))
+	start := time.Now()
+	go func() { done <- srv.Run(rctx) }()
+	waitDrained(ctx, probe, limit, log)
+	took := time.Since(start)
+	use := meter.stop()
+	stop()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		err = fmt.Errorf("in-process runner did not stop within 30s")
+	}
+	return took, use, err
+}
+
+func handledRate(ctx context.Context, pool *pgxpool.Pool, provider string) (int64, float64, float64) {
+	var n int64
+	var secs float64
+	_ = pool.QueryRow(ctx, `
+		SELECT count(*), coalesce(extract(epoch FROM max(h.at) - min(h.at)), 0)
+		FROM bench.handled AS h JOIN webhooks.events AS e ON e.id = h.event_id WHERE e.provider = $1`, provider).Scan(&n, &secs)
+	if secs <= 0 || n < 2 {
+		return n, secs, 0
+	}
+	return n, secs, float64(n-1) / secs
+}
+
+// runProcess is scenario 3.
+func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*processResult, []audit, error) {
+	dbURL, err := env.scratch(ctx, "process")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer env.dropScratch(context.Background(), "process")
+	probe, err := newPool(ctx, dbURL, 2, "bench-probe")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer probe.Close()
+	res := &processResult{Preloaded: cfg.processN}
+	var audits []audit
+	res.CallCosts = measureCalls(ctx, dbURL, cfg.callN, [][2]string{
+		{`SELECT 1`, "a round trip, for scale"},
+		{`SELECT webhooks.complete(-1, 'bench', 1)`, "complete() that matches no row: LANGUAGE sql, planned on every call"},
+		{`SELECT bench.complete_plpgsql(-1, 'bench', 1)`, "the same fenced update in plpgsql (plan cached per session)"},
+		{`SELECT "bench"."on_event"(e) FROM webhooks.events AS e WHERE e.id = -1`, "the runner's handler statement, no row"},
+	})
+	limit := 30 * time.Second // without progress
+	for i, pt := range cfg.processPoints {
+		w, b := pt[0], pt[1]
+		provider := fmt.Sprintf("p3-w%d-b%d", w, b)
+		t0 := time.Now()
+		if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
+			return res, audits, err
+		}
+		isDefault := w == 8 && b == 100
+		if isDefault {
+			res.CompletePlan = completePlan(ctx, dbURL, 800)
+			pgssReset(ctx, env, probe)
+		}
+		var prof *os.File
+		if isDefault && cfg.profile != "" {
+			if prof, err = os.Create(cfg.profile); err == nil {
+				if err := pprof.StartCPUProfile(prof); err != nil {
+					prof.Close()
+					prof = nil
+				}
+			}
+		}
+		took, use, err := runWorkers(ctx, dbURL, probe, w, b, limit, log)
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+			res.Profile = pprofTop(cfg.profile)
+		}
+		if err != nil {
+			return res, audits, err
+		}
+		if isDefault {
+			res.Statements = pgssTop(ctx, env, probe, 10)
+		}
+		n, secs, rate := handledRate(ctx, probe, provider)
+		p := processPoint{Workers: w, Batch: b, Events: n, Seconds: round3(secs), PerS: round1(rate),
+			WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
+		p.perEvent(took)
+		a, err := runAudit(ctx, probe, auditInput{scenario: fmt.Sprintf("process %d workers batch %d", w, b),
+			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+		if err != nil {
+			return res, audits, err
+		}
+		p.Audit = a.OK
+		audits = append(audits, a)
+		res.Points = append(res.Points, p)
+		if isDefault || (i == 0 && res.Default.Workers == 0) {
+			res.Default = p
+		}
+		if p.PerS > res.Best.PerS {
+			res.Best = p
+		}
+		log.Info("process", "workers", w, "batch", b, "per_s", p.PerS, "audit", a.OK, "runner_s", round1(took.Seconds()), "point_s", round1(time.Since(t0).Seconds()))
+		// Keep the table as small for every point.
+		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			return res, audits, err
+		}
+	}
+	// The same default point with statistics that saw events in flight:
+	// complete() then uses the primary key — what fixing its plan gives.
+	if cfg.statsFixed {
+		provider := "p3-w8-b100-stats"
+		if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
+			return res, audits, err
+		}
+		if err := analyzeInFlight(ctx, probe, 800); err != nil {
+			return res, audits, err
+		}
+		took, use, err := runWorkers(ctx, dbURL, probe, 8, 100, limit, log)
+		if err != nil {
+			return res, audits, err
+		}
+		n, secs, rate := handledRate(ctx, probe, provider)
+		p := processPoint{Workers: 8, Batch: 100, Events: n, Seconds: round3(secs), PerS: round1(rate), WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
+		p.perEvent(took)
+		a, err := runAudit(ctx, probe, auditInput{scenario: "process 8 workers batch 100, stats with events in flight",
+			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+		if err != nil {
+			return res, audits, err
+		}
+		p.Audit = a.OK
+		audits = append(audits, a)
+		res.StatsInFlight = p
+		log.Info("process with in-flight statistics", "per_s", p.PerS)
+		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			return res, audits, err
+		}
+	}
+	// The yardstick: one round trip per batch, a savepoint per event.
+	if cfg.serverSide {
+		provider := "p3-serverside"
+		if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
+			return res, audits, err
+		}
+		for _, fixed := range []bool{false, true} {
+			provider := provider
+			if fixed {
+				provider += "-fixed"
+				if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
+					return res, audits, err
+				}
+			}
+			p, err := serverSideBatches(ctx, dbURL, probe, provider, 8, 100, fixed)
+			if err != nil {
+				return res, audits, err
+			}
+			name := "process server-side batch (yardstick)"
+			if fixed {
+				name = "process server-side batch, plpgsql complete (yardstick)"
+			}
+			a, err := runAudit(ctx, probe, auditInput{scenario: name, providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+			if err != nil {
+				return res, audits, err
+			}
+			p.Audit = a.OK
+			audits = append(audits, a)
+			if fixed {
+				res.ServerSideFixed = p
+			} else {
+				res.ServerSide = p
+			}
+			log.Info("process server-side batches", "fixed_complete", fixed, "per_s", p.PerS)
+			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+				return res, audits, err
+			}
+		}
+	}
+	return res, audits, nil
+}
+
+// serverSideBatches claims with webhooks.claim() (its own transaction) and
+// runs each batch with bench.process_batch(): the handler and complete() per
+// event inside a plpgsql EXCEPTION block, all in one statement.
+func serverSideBatches(ctx context.Context, dbURL string, probe *pgxpool.Pool, provider string, workers, batch int, fixed bool) (processPoint, error) {
+	pool, err := newPool(ctx, dbURL, workers, "bench-serverside")
+	if err != nil {
+		return processPoint{}, err
+	}
+	defer pool.Close()
+	var backend int
+	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
+	meter := startCPU(0, postmasterPID(backend))
+	start := time.Now()
+	deadline := start.Add(10 * time.Minute) // the loop ends when a claim comes back empty
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("bench-serverside/w%d", g)
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				rows, err := pool.Query(ctx, `SELECT id, attempts FROM webhooks.claim($1, $2, '5 minutes')`, name, batch)
+				if err != nil {
+					errc <- err
+					return
+				}
+				var ids []int64
+				var atts []int32
+				for rows.Next() {
+					var id int64
+					var at int32
+					if err := rows.Scan(&id, &at); err != nil {
+						rows.Close()
+						errc <- err
+						return
+					}
+					ids, atts = append(ids, id), append(atts, at)
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					errc <- err
+					return
+				}
+				if len(ids) == 0 {
+					return
+				}
+				var done int
+				if err := pool.QueryRow(ctx, `SELECT bench.process_batch($1, $2, $3, $4)`, name, ids, atts, fixed).Scan(&done); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	use := meter.stop()
+	close(errc)
+	if err := <-errc; err != nil {
+		return processPoint{}, fmt.Errorf("server-side batches: %w", err)
+	}
+	n, secs, rate := handledRate(ctx, probe, provider)
+	p := processPoint{Workers: workers, Batch: batch, Events: n, Seconds: round3(secs), PerS: round1(rate),
+		WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
+	p.perEvent(took)
+	return p, nil
+}
+
+// pprofTop summarises a CPU profile with `go tool pprof -top`.
+func pprofTop(path string) string {
+	cmd := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", path)
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(out), "\n")
+	var keep []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "File:") || strings.HasPrefix(l, "Build ID:") || strings.HasPrefix(l, "Type:") || strings.HasPrefix(l, "Time:") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
+}
+
+// completePlan shows the plan webhooks.complete() really runs while n
+// events are being processed (claimed and not yet completed, as with 8
+// workers × batch 100 in flight), with statistics taken when none was:
+// auto_explain logs the function's nested statement as a notice. It needs
+// a superuser (LOAD); it returns "" when that is not possible. Everything is
+// rolled back.
+func completePlan(ctx context.Context, dbURL string, n int) string {
+	cc, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		return ""
+	}
+	var mu sync.Mutex
+	var notes []string
+	cc.OnNotice = func(_ *pgconn.PgConn, note *pgconn.Notice) {
+		mu.Lock()
+		notes = append(notes, note.Message)
+		mu.Unlock()
+	}
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return ""
+	}
+	defer tx.Rollback(context.Background())
+	var id int64
+	var attempt int32
+	if err := tx.QueryRow(ctx, `SELECT max(id), max(attempts) FROM webhooks.claim('bench-explain', $1, '5 minutes')`, n).Scan(&id, &attempt); err != nil {
+		return ""
+	}
+	for _, q := range []string{`LOAD 'auto_explain'`, `SET LOCAL auto_explain.log_min_duration = 0`, `SET LOCAL auto_explain.log_analyze = on`,
+		`SET LOCAL auto_explain.log_buffers = on`, `SET LOCAL auto_explain.log_nested_statements = on`,
+		`SET LOCAL auto_explain.log_level = notice`, `SET LOCAL client_min_messages = notice`} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return ""
+		}
+	}
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT webhooks.complete($1, 'bench-explain', $2)`, id, attempt).Scan(&ok); err != nil {
+		return ""
+	}
+	_, _ = tx.Exec(ctx, `SET LOCAL auto_explain.log_min_duration = -1`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(notes[0])
+}
