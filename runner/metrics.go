@@ -79,8 +79,27 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 	return m
 }
 
-var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events waiting (pending) or being processed, read at scrape time.", []string{"status"}, nil)
+var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events pending, processing or dead, read at scrape time.", []string{"status"}, nil)
 var oldestPendingDesc = prometheus.NewDesc("pginbox_oldest_pending_seconds", "Age of the oldest claimable pending event.", nil, nil)
+
+// queue is the depth of the queue read through the partial indexes.
+type queue struct {
+	Pending, Processing, Dead int64
+	OldestPending             float64 // seconds the oldest claimable event has waited
+}
+
+// readQueue counts pending, processing and dead events (each through its
+// partial index) and the age of the oldest claimable one.
+func readQueue(ctx context.Context, pool *pgxpool.Pool) (queue, error) {
+	var q queue
+	err := pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
+		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
+		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&q.Pending, &q.Processing, &q.Dead, &q.OldestPending)
+	return q, err
+}
 
 // queueCollector reads the queue depth at scrape time through the partial
 // indexes (pending and processing rows only).
@@ -94,20 +113,15 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	var pending, processing int64
-	var oldest float64
-	err := c.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
-		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
-		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&pending, &processing, &oldest)
+	q, err := readQueue(ctx, c.pool)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(queueDepthDesc, err)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(pending), "pending")
-	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(processing), "processing")
-	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, oldest)
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Pending), "pending")
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Processing), "processing")
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Dead), "dead")
+	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, q.OldestPending)
 }
 
 var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data), 0 on a breach.", []string{"name", "family"}, nil)

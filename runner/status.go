@@ -96,17 +96,12 @@ func (s *Server) statusRoutes(mux *http.ServeMux) {
 func (s *Server) status(ctx context.Context) (*Status, error) {
 	st := &Status{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
 		Checks: []CheckStatus{}, Traffic: []TrafficBucket{}, Gaps: []GapRow{}, Tombstones: []TombstoneRow{}, Dead: []DeadEvent{}}
-	var pending, processing, dead int64
-	err := s.work.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
-		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
-		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&pending, &processing, &dead, &st.OldestPending)
+	q, err := readQueue(ctx, s.work)
 	if err != nil {
 		return nil, err // the database is unreachable: the whole status is
 	}
-	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = pending, processing, dead
+	st.OldestPending = q.OldestPending
+	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = q.Pending, q.Processing, q.Dead
 
 	section := func(name string, err error) {
 		if err != nil {
