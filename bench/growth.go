@@ -69,7 +69,7 @@ func bulkLoad(ctx context.Context, pool *pgxpool.Pool, from, to int64) error {
 				_, err := pool.Exec(ctx, `
 					INSERT INTO webhooks.events (provider, external_id, event_type, status, payload, source,
 					                             received_at, updated_at, claimed_at, processed_at, attempts)
-					SELECT 'bulk', 'evt_' || md5(g::text), 'job.completed', 'processed',
+					SELECT 'sume', 'evt_' || md5(g::text), 'job.completed', 'processed',
 					       jsonb_build_object('event', 'job.completed', 'job_id', 'evt_' || md5(g::text), 'status', 'COMPLETED',
 					                          'data', jsonb_build_object('note', $3::text)),
 					       'webhook', t.ts, t.ts, t.ts, t.ts + interval '20 ms', 1
@@ -157,6 +157,7 @@ func runGrowth(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 	res := &growthResult{}
 	var audits []audit
 	var have int64
+	pointNo := 0
 	// Warm-up, not recorded: the first ingest and the first runner on a new
 	// database pay for cold caches.
 	{
@@ -186,10 +187,20 @@ func runGrowth(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		if _, err := probe.Exec(ctx, `CHECKPOINT`); err != nil {
 			log.Warn("checkpoint", "error", err)
 		}
-		provider := fmt.Sprintf("g-%d", size)
+		// The same provider as the loaded rows and keys of the same shape
+		// ("evt_" + random hex), so new keys land all over the unique
+		// index as they would for one busy provider; this point's rows
+		// are told apart by received_at.
+		provider := "sume"
+		offset := int64(pointNo+1) << 40
+		pointNo++
+		since := time.Now()
+		if err := probe.QueryRow(ctx, `SELECT now()`).Scan(&since); err != nil {
+			return res, audits, err
+		}
 		pgssReset(ctx, env, probe)
-		v := &sqlVariant{name: "ingest_webhook", mode: "unique", provider: provider, space: provider, pool: ingest, conns: 16,
-			call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p }, outcomes: map[string]int64{}}
+		v := &sqlVariant{name: "ingest_webhook", mode: "unique", provider: provider, space: "evt", pool: ingest, conns: 16,
+			call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p + offset }, outcomes: map[string]int64{}}
 		v.slice(ctx, cfg.growthDur, probe)
 		if err := ctx.Err(); err != nil {
 			return res, audits, err
@@ -206,13 +217,13 @@ func runGrowth(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		}
 		w1 := readWalPos(ctx, probe)
 		p.Statements = pgssMatch(ctx, env, probe, `ingest_webhook|webhooks\.claim|webhooks\.complete|on_event`)
-		n, _, rate := handledRate(ctx, probe, provider)
+		n, _, rate := handledRateSince(ctx, probe, provider, since)
 		p.Processed, p.ProcessPerS = n, round1(rate)
 		if n > 0 {
 			p.ProcessWAL = round1(float64(w1.lsn-w0.lsn) / float64(n))
 		}
 		in := v.auditInput(fmt.Sprintf("growth %d rows", size), "")
-		in.handler = true
+		in.handler, in.since = true, since
 		a, err := runAudit(ctx, probe, in)
 		if err != nil {
 			return res, audits, err

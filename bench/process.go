@@ -179,11 +179,17 @@ func runWorkers(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers,
 }
 
 func handledRate(ctx context.Context, pool *pgxpool.Pool, provider string) (int64, float64, float64) {
+	return handledRateSince(ctx, pool, provider, time.Time{})
+}
+
+// handledRateSince: handler runs for events of provider received since.
+func handledRateSince(ctx context.Context, pool *pgxpool.Pool, provider string, since time.Time) (int64, float64, float64) {
 	var n int64
 	var secs float64
 	_ = pool.QueryRow(ctx, `
 		SELECT count(*), coalesce(extract(epoch FROM max(h.at) - min(h.at)), 0)
-		FROM bench.handled AS h JOIN webhooks.events AS e ON e.id = h.event_id WHERE e.provider = $1`, provider).Scan(&n, &secs)
+		FROM bench.handled AS h JOIN webhooks.events AS e ON e.id = h.event_id
+		WHERE e.provider = $1 AND e.received_at >= $2`, provider, since).Scan(&n, &secs)
 	if secs <= 0 || n < 2 {
 		return n, secs, 0
 	}
