@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ type processResult struct {
 	// were being processed (the planner then picks the primary key for
 	// complete()).
 	StatsInFlight processPoint `json:"default_with_in_flight_statistics"`
+	// UsualStats is the A side of that A/B (same rounds, usual statistics).
+	UsualStats processPoint `json:"default_ab_usual_statistics"`
 	// CallCosts is the server CPU of single calls on one connection.
 	CallCosts []callCost `json:"call_costs,omitempty"`
 }
@@ -274,35 +277,68 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 			return res, audits, err
 		}
 	}
-	// The same default point with statistics that saw events in flight:
-	// complete() then uses the primary key — what fixing its plan gives.
+	// A/B: the default point with the usual statistics (taken with no
+	// event in flight) against statistics taken with 800 events in flight
+	// (complete() then uses the primary key — what fixing its plan gives),
+	// alternated A B A B on half the events each so that other load on the
+	// machine hits both alike.
 	if cfg.statsFixed {
-		provider := "p3-w8-b100-stats"
-		if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
-			return res, audits, err
+		var acc [2]struct {
+			n          int64
+			secs, wall float64
+			pg, runner float64 // CPU seconds
 		}
-		if err := analyzeInFlight(ctx, probe, 800); err != nil {
-			return res, audits, err
+		for round := 0; round < 4 && ctx.Err() == nil; round++ {
+			b := round % 2
+			provider := fmt.Sprintf("p3-ab%d-%d", b, round)
+			if err := preload(ctx, probe, provider, 1, int64(cfg.processN/2)); err != nil {
+				return res, audits, err
+			}
+			if b == 1 {
+				if err := analyzeInFlight(ctx, probe, 800); err != nil {
+					return res, audits, err
+				}
+			}
+			took, use, err := runWorkers(ctx, dbURL, probe, 8, 100, limit, log)
+			if err != nil {
+				return res, audits, err
+			}
+			n, secs, _ := handledRate(ctx, probe, provider)
+			name := "process 8 workers batch 100, A/B usual statistics"
+			if b == 1 {
+				name = "process 8 workers batch 100, A/B statistics with events in flight"
+			}
+			a, err := runAudit(ctx, probe, auditInput{scenario: fmt.Sprintf("%s (round %d)", name, round/2+1),
+				providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+			if err != nil {
+				return res, audits, err
+			}
+			audits = append(audits, a)
+			acc[b].n += n
+			acc[b].secs += secs
+			acc[b].wall += took.Seconds()
+			acc[b].pg += use.Postgres * took.Seconds()
+			acc[b].runner += use.Bench * took.Seconds()
+			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+				return res, audits, err
+			}
 		}
-		took, use, err := runWorkers(ctx, dbURL, probe, 8, 100, limit, log)
-		if err != nil {
-			return res, audits, err
+		for b := range acc {
+			x := acc[b]
+			if x.n == 0 || x.secs == 0 {
+				continue
+			}
+			p := processPoint{Workers: 8, Batch: 100, Events: x.n, Seconds: round3(x.secs), PerS: round1(float64(x.n) / x.secs),
+				WallPerS: round1(float64(x.n) / x.wall), Audit: true,
+				CPU:     cpuUse{Postgres: round3(x.pg / x.wall), Bench: round3(x.runner / x.wall), Machine: runtime.NumCPU()},
+				PGCPUus: round1(x.pg * 1e6 / float64(x.n)), RunnerCPUus: round1(x.runner * 1e6 / float64(x.n))}
+			if b == 0 {
+				res.UsualStats = p
+			} else {
+				res.StatsInFlight = p
+			}
 		}
-		n, secs, rate := handledRate(ctx, probe, provider)
-		p := processPoint{Workers: 8, Batch: 100, Events: n, Seconds: round3(secs), PerS: round1(rate), WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
-		p.perEvent(took)
-		a, err := runAudit(ctx, probe, auditInput{scenario: "process 8 workers batch 100, stats with events in flight",
-			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
-		if err != nil {
-			return res, audits, err
-		}
-		p.Audit = a.OK
-		audits = append(audits, a)
-		res.StatsInFlight = p
-		log.Info("process with in-flight statistics", "per_s", p.PerS)
-		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
-			return res, audits, err
-		}
+		log.Info("process A/B statistics", "usual_per_s", res.UsualStats.PerS, "in_flight_per_s", res.StatsInFlight.PerS)
 	}
 	// The yardstick: one round trip per batch, a savepoint per event.
 	if cfg.serverSide {

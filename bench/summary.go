@@ -303,8 +303,9 @@ func printTable(w io.Writer, r *results, s summary) {
 		for _, pt := range p.Points {
 			fmt.Fprintf(tw, "process %d workers, batch %d\t%s/s\tpostgres %.2f cores (%.0f µs/event), runner %.2f cores (%.0f µs/event)\n", pt.Workers, pt.Batch, num(pt.PerS), pt.CPU.Postgres, pt.PGCPUus, pt.CPU.Bench, pt.RunnerCPUus)
 		}
-		if p.StatsInFlight.Events > 0 {
-			fmt.Fprintf(tw, "process 8×100, statistics with events in flight\t%s/s\tcomplete() finds its row by primary key\n", num(p.StatsInFlight.PerS))
+		if p.StatsInFlight.Events > 0 && p.UsualStats.Events > 0 {
+			fmt.Fprintf(tw, "process 8×100 A/B: usual stats | stats with events in flight\t%s/s | %s/s\tB: complete() finds its row by primary key (%.0f | %.0f µs server CPU/event)\n",
+				num(p.UsualStats.PerS), num(p.StatsInFlight.PerS), p.UsualStats.PGCPUus, p.StatsInFlight.PGCPUus)
 		}
 		if p.ServerSide.Events > 0 {
 			fmt.Fprintf(tw, "process, one round trip per batch (yardstick)\t%s/s\t8 workers, batch 100, savepoint per event in plpgsql\n", num(p.ServerSide.PerS))

@@ -210,11 +210,17 @@ func writeCharts(dir string, r *results) []string {
 	}
 	if r.Latency != nil && len(r.Latency.Runs) > 0 {
 		var ss []series
+		hi := 100.0
+		for _, run := range r.Latency.Runs {
+			for _, v := range run.samples {
+				hi = math.Max(hi, v*1.1)
+			}
+		}
 		for _, run := range r.Latency.Runs {
 			if len(run.samples) == 0 {
 				continue
 			}
-			bins := logHistogram(run.samples, 0.1, 2000, 10)
+			bins := logHistogram(run.samples, 0.1, hi, 10)
 			s := series{Name: fmt.Sprintf("%s @ %d/s (p99 %.1f ms)", run.Config, run.Rate, run.FromResponse.P99)}
 			for _, bn := range bins {
 				s.X = append(s.X, math.Sqrt(bn.Lo*bn.Hi))
@@ -253,7 +259,7 @@ func writeCharts(dir string, r *results) []string {
 		for _, x := range []struct {
 			name string
 			pt   processPoint
-		}{{"stats in flight", p.StatsInFlight}, {"1 trip/batch", p.ServerSide}, {"1 trip + fixed", p.ServerSideFixed}} {
+		}{{"A/B usual", p.UsualStats}, {"A/B in-flight stats", p.StatsInFlight}, {"1 trip/batch", p.ServerSide}, {"1 trip + fixed", p.ServerSideFixed}} {
 			if x.pt.Events > 0 {
 				groups = append(groups, x.name)
 				s.Y = append(s.Y, x.pt.PerS)
