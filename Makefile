@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/pginbox/pginbox/runner/cli.Version=$(VERSION)
 GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb
 WITHPG := $(GO) run ./tests/cmd/withpg --
 TEST_FLAGS ?= -count=1 -timeout 15m
-FUZZTIME ?= 3s
+FUZZTIME ?= 20000x
 PKGS := ./...
 
 .PHONY: help
@@ -35,7 +35,7 @@ run: postgres build ## start pginbox serve on the embedded cluster under .pginbo
 .PHONY: test
 test: postgres ## run every test against a throwaway cluster (installs PostgreSQL if missing)
 	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=2s
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 
 .PHONY: test-race
 test-race: postgres ## the tests with the race detector
@@ -70,13 +70,8 @@ test-matrix: postgres ## the SQL suite once per PostgreSQL major, each on its ow
 	[ "$$failed" -eq 0 ]
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
-	  done; \
-	done
+fuzz: ## run every fuzz target for FUZZTIME each: an execution count (20000x) or a duration (make fuzz FUZZTIME=5m)
+	@GO="$(GO)" ./tests/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
 bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): table, bench/out/summary.json + charts, regenerates bench/REPORT.md (~15 min)
