@@ -28,9 +28,13 @@ type latencyRun struct {
 	// claim transaction's start, claimed_at), and that claim → handler
 	// start (the claim's own commit, then the events before it in its
 	// batch).
-	ToClaim      dist      `json:"response_to_claim_ms"`
-	ClaimToStart dist      `json:"claim_to_handler_ms"`
-	samples      []float64 // FromResponse values, for the histogram
+	ToClaim      dist `json:"response_to_claim_ms"`
+	ClaimToStart dist `json:"claim_to_handler_ms"`
+	// WAL flushes during the run (pg_stat_wal): how many, and their mean
+	// duration — every commit of a delivery and of a claim waits for one.
+	WALSyncs    int64     `json:"wal_syncs"`
+	WALSyncMean float64   `json:"wal_sync_mean_ms"`
+	samples     []float64 // FromResponse values, for the histogram
 }
 
 type latencyResult struct {
@@ -175,6 +179,7 @@ func latencyConfig(ctx context.Context, env *pgEnv, cfg config, conf string, rat
 				}
 			}()
 		}
+		ws0 := readWalSync(ctx, probe)
 		// Open loop: delivery i leaves at start + i/rate, whatever the
 		// answers do.
 		start := time.Now()
@@ -192,7 +197,14 @@ func latencyConfig(ctx context.Context, env *pgEnv, cfg config, conf string, rat
 		if err := ctx.Err(); err != nil {
 			return nil, audit{}, err
 		}
+		if !cfg.quick {
+			time.Sleep(1100 * time.Millisecond) // backends report WAL statistics at most once a second
+		}
+		ws1 := readWalSync(ctx, probe)
 		run := latencyRun{Config: conf, Rate: rate, Sent: n, SentPerS: round1(float64(n) / sentFor.Seconds()), Errors: runErrs}
+		if d := ws1.Syncs - ws0.Syncs; d > 0 {
+			run.WALSyncs, run.WALSyncMean = d, round3((ws1.SyncMS-ws0.SyncMS)/float64(d))
+		}
 		rows, err := probe.Query(ctx, `
 			SELECT e.external_id, (extract(epoch FROM min(h.at)) * 1e6)::bigint, (extract(epoch FROM e.received_at) * 1e6)::bigint,
 			       coalesce((extract(epoch FROM min(h.claimed_at)) * 1e6)::bigint, 0)

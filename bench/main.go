@@ -92,12 +92,12 @@ func fullConfig() config {
 func quickConfig() config {
 	c := fullConfig()
 	c.quick = true
-	c.slice, c.rounds, c.candidate = 400*time.Millisecond, 2, false
-	c.httpDur, c.httpLate, c.httpLateN = 3*time.Second, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
-	c.processN, c.processPoints, c.statsFixed, c.callN = 3_000, [][2]int{{8, 100}}, false, 500
-	c.latDur = 2 * time.Second
-	c.latRates = []int{200, 1000}
-	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 20_000}, 500*time.Millisecond, 20_000
+	c.slice, c.rounds, c.candidate = 300*time.Millisecond, 2, false
+	c.httpDur, c.httpLate, c.httpLateN = 2500*time.Millisecond, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
+	c.processN, c.processPoints, c.statsFixed, c.callN = 2_000, [][2]int{{8, 100}}, false, 300
+	c.latDur = 1500 * time.Millisecond
+	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
+	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
 	return c
 }
 

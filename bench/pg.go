@@ -53,6 +53,7 @@ func benchSettings(durable bool) map[string]string {
 		"log_min_error_statement":  "panic",
 		"log_checkpoints":          "on",
 		"autovacuum_naptime":       "10s",
+		"track_wal_io_timing":      "on",
 	}
 	if !durable {
 		s["fsync"] = "off"
@@ -380,6 +381,21 @@ func readWalPos(ctx context.Context, q interface {
 	return p
 }
 
+// walSync is pg_stat_wal's count and time of WAL flushes (the time needs
+// track_wal_io_timing, on in the bench's own cluster).
+type walSync struct {
+	Syncs  int64
+	SyncMS float64
+}
+
+func readWalSync(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) walSync {
+	var w walSync
+	_ = q.QueryRow(ctx, `SELECT wal_sync, wal_sync_time FROM pg_stat_wal`).Scan(&w.Syncs, &w.SyncMS)
+	return w
+}
+
 // pgssReset clears pg_stat_statements (when available).
 func pgssReset(ctx context.Context, env *pgEnv, pool *pgxpool.Pool) {
 	if env.pgss {
@@ -426,6 +442,7 @@ func pgssTop(ctx context.Context, env *pgEnv, pool *pgxpool.Pool, n int) []stmtS
 	rows, err := pool.Query(ctx, `SELECT `+pgssCols+` FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		  AND query !~* 'pg_stat_statements'
+		  AND query !~ 'bench\.acked|"acked"|^ANALYZE|^TRUNCATE|count\(\*\)|pg_backend_pid|pg_current_wal'
 		ORDER BY total_exec_time DESC LIMIT $1`, n)
 	if err != nil {
 		return nil

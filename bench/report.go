@@ -202,6 +202,7 @@ func sqlSection(b *strings.Builder, r *results) {
 	if len(cands) > 0 {
 		p("\n**Candidate fix, measured in the same interleaving** — `bench.ingest_lookfirst()` (in `bench/pg.go`): a plain look-up of the key first (no lock); if the event is no longer pending or the payload is the same it answers `duplicate` without writing, otherwise it calls `webhooks.ingest_webhook()` unchanged (its own provider name, same keys and payloads):\n\n")
 		p("| conns | ids | candidate /s | plain insert /s | ratio | call p50 / p99 ms | xids per delivery | WAL bytes per delivery | PostgreSQL CPU µs per delivery | outcomes |\n|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n%s\n", strings.Join(cands, "\n"))
+		p("\nOn all-unique ids the candidate pays for one look-up that finds nothing and, being a wrapper, for a second plpgsql call; built into `ingest_webhook()` itself only the look-up would remain.\n")
 	}
 	p("\nPer-slice rates (ingest | plain), to show the noise: ")
 	var parts []string
@@ -344,17 +345,17 @@ func latencySection(b *strings.Builder, r *results) {
 	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
 	l := r.Latency
 	p("## 4. Wake-up latency: delivery commit → handler start\n\n")
-	p("Signed deliveries of new events leave the load generator open-loop at a steady rate (delivery *i* at start + *i*/rate, on 32 sender goroutines, whatever the answers do) for %.0f s per rate. "+
+	p("Signed deliveries of new events leave the load generator open-loop at a steady rate (delivery *i* at start + *i*/rate, on 32 sender goroutines, whatever the answers do) for %.1f s per rate. "+
 		"The handler records `clock_timestamp()` when it starts. **Method:** the commit of a delivery happens inside its request, just before the runner writes the 200; the generator records the wall-clock time it has the 200 (`time.Now()`, CLOCK_REALTIME, the same clock `clock_timestamp()` reads on this host). "+
 		"The latency is handler start − 200 received, so it *underestimates* the true commit → start time by the time the response takes to reach the client (tens of µs on loopback); a handler can even start before the client has its 200 (a negative value). "+
 		"As an upper bound the table also gives handler start − `received_at`, which is `now()` of the ingest transaction, i.e. its start, before the insert and the WAL flush of its commit.\n\n", l.Seconds)
 	p("Configurations: **single** — one runner receives and processes, its workers are woken in process the moment a delivery commits; **cross** — runner A receives (no workers), runner B processes and learns of work from A's coalesced `NOTIFY webhooks_events` (at most one per 50 ms) on its LISTEN connection; " +
 		"**poll** — the same two runners with `PGINBOX_LISTEN=false` on B, which then finds work by polling every second (`PGINBOX_POLL_INTERVAL`). (A single runner with LISTEN disabled still wakes its own workers in process, so it measures the same as *single*.) Runners use the defaults: 8 workers, batch 100.\n\n")
-	p("| config | rate /s | sent /s | p50 ms | p90 ms | p99 ms | max ms | upper bound p50 / p99 ms | 200 → claim p50 / p99 ms | claim → handler p50 / p99 ms | delivery response p50 / p99 ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|\n")
+	p("| config | rate /s | sent /s | p50 ms | p90 ms | p99 ms | max ms | upper bound p50 / p99 ms | 200 → claim p50 / p99 ms | claim → handler p50 / p99 ms | delivery response p50 / p99 ms | WAL flushes, mean ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---:|\n")
 	for _, run := range l.Runs {
 		f := run.FromResponse
-		p("| %s | %d | %s | %.2f | %.2f | **%.2f** | %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %d |\n", run.Config, run.Rate, num(run.SentPerS), f.P50, f.P90, f.P99, f.Max,
-			run.FromReceived.P50, run.FromReceived.P99, run.ToClaim.P50, run.ToClaim.P99, run.ClaimToStart.P50, run.ClaimToStart.P99, run.ResponseMS.P50, run.ResponseMS.P99, run.Errors)
+		p("| %s | %d | %s | %.2f | %.2f | **%.2f** | %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %d, %.2f | %d |\n", run.Config, run.Rate, num(run.SentPerS), f.P50, f.P90, f.P99, f.Max,
+			run.FromReceived.P50, run.FromReceived.P99, run.ToClaim.P50, run.ToClaim.P99, run.ClaimToStart.P50, run.ClaimToStart.P99, run.ResponseMS.P50, run.ResponseMS.P99, run.WALSyncs, run.WALSyncMean, run.Errors)
 	}
 	p("\nThe last columns split the latency at the claim that took the event (`claimed_at`, the claim transaction's start, logged by the handler): *200 → claim* is the wake-up — how long until a worker looked for work — and *claim → handler* is the claim's own commit plus the events ahead in the same batch.\n\n")
 }
@@ -365,11 +366,12 @@ func growthSection(b *strings.Builder, r *results) {
 	p("## 5. Growth: throughput with millions of processed rows\n\n")
 	p("`webhooks.events` is filled with processed events of provider `sume` by `INSERT … SELECT … generate_series` in chunks of 250,000 on two connections (keys `evt_` + an md5, ~400-byte payloads, statuses and timestamps consistent with the CHECK constraints), then `VACUUM (ANALYZE)` and a `CHECKPOINT` so the load's dirty pages are not written during the measurement. " +
 		"At each size: ingest with 16 connections calling `ingest_webhook()` with new unique keys of the same provider and shape (so they land all over the unique index, as one busy provider's ids do), then the backlog this leaves is processed by an in-process runner (8 workers, batch 100, `sql:` handler).\n\n")
-	p("| rows already in the table | load s | ingest /s | ingest call p50 / p99 ms | WAL bytes per ingest | processing /s | WAL bytes per processed event | table MiB | unique index MiB | claimable index MiB | audit |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
+	p("| rows already in the table | load s | ingest /s (best slice; all slices) | ingest call p50 / p99 ms | PostgreSQL CPU µs per ingest | WAL bytes per ingest | processing /s | PostgreSQL CPU µs per processed event | WAL bytes per processed event | table MiB | unique index MiB | claimable index MiB | audit |\n|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, pt := range g.Points {
-		p("| %s | %.0f | **%s** | %.2f / %.2f | %.0f | **%s** | %.0f | %.0f | %.1f | %.1f | %s |\n", human(pt.Rows), pt.LoadSeconds, num(pt.IngestPerS), pt.IngestMS.P50, pt.IngestMS.P99, pt.IngestWAL, num(pt.ProcessPerS), pt.ProcessWAL,
-			pt.TableMiB, pt.IndexMiB["events_provider_external_id_key"], pt.IndexMiB["events_claimable_idx"], okBool(pt.Audit))
+		p("| %s | %.0f | **%s** (%v) | %.2f / %.2f | %.0f | %.0f | **%s** | %.0f | %.0f | %.0f | %.1f | %.1f | %s |\n", human(pt.Rows), pt.LoadSeconds, num(pt.IngestPerS), pt.IngestSlices, pt.IngestMS.P50, pt.IngestMS.P99, pt.IngestPGus, pt.IngestWAL,
+			num(pt.ProcessPerS), pt.ProcessPGus, pt.ProcessWAL, pt.TableMiB, pt.IndexMiB["events_provider_external_id_key"], pt.IndexMiB["events_claimable_idx"], okBool(pt.Audit))
 	}
+	p("\nThe ingest at each size runs in three slices and counts the best one (other load on the machine only ever slows a slice down); the processing runs once on the backlog the ingest left. Server CPU per event is the steadier signal when the machine is shared.\n")
 	first, last := g.Points[0], g.Points[len(g.Points)-1]
 	if len(g.Points) > 1 && len(first.Statements) > 0 && len(last.Statements) > 0 {
 		p("\nThe hot statements (`pg_stat_statements`, reset before each size; buffers and WAL include the functions' nested statements) at %s rows:\n\n", human(first.Rows))
@@ -384,6 +386,36 @@ func growthSection(b *strings.Builder, r *results) {
 		p("`EXPLAIN (ANALYZE, BUFFERS)` of the claim's locking `SELECT` (the body of `webhooks.claim()`, with the backlog the ingest left), at %s rows:\n\n```\n%s\n```\n\nand at %s rows:\n\n```\n%s\n```\n\n", human(first.Rows), first.ClaimPlan, human(last.Rows), last.ClaimPlan)
 		p("`EXPLAIN (ANALYZE, BUFFERS)` of the ingest's upsert (the `INSERT … ON CONFLICT` inside `ingest_webhook()`, a new key, rolled back) at %s rows:\n\n```\n%s\n```\n\n", human(last.Rows), last.IngestPlan)
 	}
+}
+
+// jitTotal returns the "JIT: … Timing: … Total N ms" of a plan, or 0.
+func jitTotal(plan string) float64 {
+	i := strings.Index(plan, "JIT:")
+	if i < 0 {
+		return 0
+	}
+	j := strings.Index(plan[i:], "Total ")
+	if j < 0 {
+		return 0
+	}
+	var v float64
+	fmt.Sscanf(plan[i+j+len("Total "):], "%f", &v)
+	return v
+}
+
+// estRows returns the planner's row estimate of the plan's second node
+// line containing "Nested Loop" (the generate_series expansion), or "?".
+func estRows(plan string) string {
+	for _, l := range strings.Split(plan, "\n") {
+		if strings.Contains(l, "Nested Loop") {
+			if k := strings.Index(l, "rows="); k >= 0 {
+				var n int64
+				fmt.Sscanf(l[k+5:], "%d", &n)
+				return num(float64(n))
+			}
+		}
+	}
+	return "millions of"
 }
 
 func processRate(r *results) float64 {
@@ -419,7 +451,8 @@ func growthWhy(g *growthResult) string {
 		parts = append(parts, fmt.Sprintf("%s: %.3f → %.3f ms mean, %.1f → %.1f buffers read from outside shared_buffers and %.2f → %.2f full-page images per call",
 			x.name, a.MeanMS, b.MeanMS, a.ReadPer, b.ReadPer, a.FPIPer, b.FPIPer))
 	}
-	out := fmt.Sprintf("WAL per ingest went from %.0f to %.0f bytes and per processed event from %.0f to %.0f bytes.", first.IngestWAL, last.IngestWAL, first.ProcessWAL, last.ProcessWAL)
+	out := fmt.Sprintf("PostgreSQL CPU per ingest went from %.0f to %.0f µs and per processed event from %.0f to %.0f µs; WAL per ingest from %.0f to %.0f bytes and per processed event from %.0f to %.0f bytes.",
+		first.IngestPGus, last.IngestPGus, first.ProcessPGus, last.ProcessPGus, first.IngestWAL, last.IngestWAL, first.ProcessWAL, last.ProcessWAL)
 	if len(parts) > 0 {
 		out += " From the empty table to " + human(last.Rows) + " rows — " + strings.Join(parts, "; ") + "."
 	}
@@ -443,6 +476,9 @@ func gapSection(b *strings.Builder, r *results) {
 	if gp.Note != "" {
 		p("Note: %s\n\n", gp.Note)
 	}
+	if jit := jitTotal(gp.Plan); jit > 0 {
+		p("Of that, **%.0f ms is JIT compilation** (the `JIT: … Timing … Total` line below): the planner expects %s rows from `generate_series` over the holes (a set-returning function with non-constant arguments is costed at 1,000 rows per call), so the plan's cost passes `jit_above_cost` and `jit_optimize_above_cost` and the query is compiled with full optimization, for 1,003 actual rows.\n\n", jit, estRows(gp.Plan))
+	}
 	if gp.Plan != "" {
 		p("`EXPLAIN (ANALYZE, BUFFERS)` (of the inlinable `webhooks._sequence_gaps`, which `find_sequence_gaps` calls after checking its arguments):\n\n```\n%s\n```\n\n", gp.Plan)
 	}
@@ -459,7 +495,7 @@ func notifySection(b *strings.Builder, r *results) {
 	for _, v := range n.Variants {
 		p("| %s | **%s** | %.2f | %.2f / %.2f | %d |\n", v.Name, num(v.PerS), n.RatioToNone[v.Name], v.CallMS.P50, v.CallMS.P99, v.Notifies)
 	}
-	p("\nA transaction that queued a notification takes a server-wide lock when it commits and holds it until its commit is flushed: per-row NOTIFY turns group commit into one flush per delivery, across every connection. The coalesced NOTIFY costs one extra small transaction per 50 ms. (The identical `pg_notify` calls of one 50 ms window are separate transactions, so the listener receives each one.)\n\n")
+	p("\nA transaction that queued a notification takes a server-wide lock when it commits and holds it until its commit is flushed: per-row NOTIFY turns group commit into one flush per delivery, across every connection. The coalesced NOTIFY costs one extra small transaction per 50 ms, whatever the delivery rate.\n\n")
 }
 
 // findingsSection lists what the lead should fix, with the figures of this
@@ -560,6 +596,11 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 			switch {
 			case run.FromResponse.P50 > 100:
 				p("Even the median is %.0f ms: the runner does not keep up with %d deliveries/s while it also receives them on the same 2 cores (section 3: %s events/s with the whole machine for processing), so a backlog builds for the whole run and the latency is its age. The processing fixes are the cure.\n\n", run.FromResponse.P50, tc.rate, num(processRate(r)))
+			case run.ClaimToStart.P99 > run.ToClaim.P99 && run.ResponseMS.P99 > 0.5*run.ClaimToStart.P99:
+				p("The tail is after the claim, and it is the same tail as the delivery's own response (p99 %.1f ms for a request whose work is one insert and its commit): both wait for a WAL flush — the delivery for its commit, the worker for its `claim()` commit before the batch starts. "+
+					"The flushes averaged %.2f ms over the run (`pg_stat_wal`, %d flushes) but this disk is shared with other engineers' test clusters, and the slowest flushes make the p99; the median, %.2f ms, is what the wake-up path costs. "+
+					"On a dedicated disk the tail shrinks; in pginbox, `claim()` could commit without waiting for the flush (`SET LOCAL synchronous_commit = off` inside it is safe: a claim lost in a crash only means the lease is never taken, the event stays pending), which removes one flush from every wake-up.\n\n",
+					run.ResponseMS.P99, run.WALSyncMean, run.WALSyncs, run.FromResponse.P50)
 			case run.ClaimToStart.P99 > run.ToClaim.P99:
 				p("The tail is after the claim: the event waited for the claim's own commit and for the events ahead of it in its batch, each costing the per-event work of section 3 (four round trips, `complete()` planned on every call and scanning the leases in flight). The processing fixes shorten it directly.\n\n")
 			default:
@@ -589,6 +630,14 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 			growthWhy(g), last.IndexMiB["events_claimable_idx"], last.IndexMiB["events_provider_external_id_key"])
 		p("Options, for the lead to weigh (a design decision, not a one-line fix): keep finished rows out of the hot table — e.g. `prune()` moving processed rows to an archive table that keeps only the key, with `ingest_webhook()` checking it, so the indexes every claim and complete write into stay as small as the recent window; " +
 			"or fewer indexes touched per update (every index on `webhooks.events` costs an entry per claim and per complete); and shared_buffers sized for the unique index plus the recent heap.\n\n")
+	}
+	if g := r.Growth; g != nil && g.Gaps.Available && jitTotal(g.Gaps.Plan) > 0.1*g.Gaps.BestMS {
+		any = true
+		jit := jitTotal(g.Gaps.Plan)
+		p("### Gap detection spends %.0f of %.0f ms compiling itself (`sql/functions/00024`, `00025`)\n\n", jit, g.Gaps.BestMS)
+		p("Evidence: the plan in section 5 — `JIT: … Total %.0f ms` — for a query that returns %d rows. `webhooks._sequence_gaps()` expands the holes with `generate_series(w.seq + 1, w.next_seq - 1)`, which the planner costs at 1,000 rows per call (%s rows in all), so every window of any size crosses `jit_optimize_above_cost`. "+
+			"Suggested fix: `SET jit = off` on the plpgsql wrapper `webhooks.find_sequence_gaps()` — its `RETURN QUERY` is planned under the function's settings (a `SET` clause on `_sequence_gaps` itself would stop it being inlined). The rest of the plan is what the design intends: one index-only scan of `events_provider_seq_idx` over the window, no per-id probes.\n\n",
+			jit, g.Gaps.Found, estRows(g.Gaps.Plan))
 	}
 	if h := r.HTTP; h != nil && h.Drain.Late > 0 && h.Drain.LateMS.P99 > 3*h.Drain.AfterMS.P99 && h.Drain.LateMS.P99 > 20 {
 		any = true

@@ -366,12 +366,14 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 				return res, audits, err
 			}
 			audits = append(audits, a)
-			ra := vr.auditInput(fmt.Sprintf("plain insert %s %d conns (ceiling)", mode, conns), "bench.raw")
-			ar, err := runAudit(ctx, probe, ra)
-			if err != nil {
-				return res, audits, err
+			if !cfg.quick { // the ceiling's own audit, a check on the harness
+				ra := vr.auditInput(fmt.Sprintf("plain insert %s %d conns (ceiling)", mode, conns), "bench.raw")
+				ar, err := runAudit(ctx, probe, ra)
+				if err != nil {
+					return res, audits, err
+				}
+				audits = append(audits, ar)
 			}
-			audits = append(audits, ar)
 			log.Info("sql ingest done", "conns", conns, "mode", mode, "ingest_per_s", p.Ingest.PerS, "raw_per_s", p.Raw.PerS, "ratio", p.Ratio)
 		}
 	}

@@ -60,6 +60,8 @@ func fmtTick(v float64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", v/1e3), ".0") + "k"
 	case math.Abs(v) < 1:
 		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
 }
@@ -186,7 +188,11 @@ func barChart(title, yLabel string, groups []string, ss []series) string {
 				x0+float64(i)*bw, py(y), bw-2, float64(padT)+ph-py(y), palette[i%len(palette)], html.EscapeString(s.Name), fmtTick(y))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", x0+float64(i)*bw+bw/2-1, py(y)-3, fmtTick(y))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x0+gw*0.4, chartH-padB+16, html.EscapeString(name))
+		if len(groups) > 6 {
+			fmt.Fprintf(&b, `<text transform="translate(%.1f,%d) rotate(-25)" text-anchor="end">%s</text>`+"\n", x0+gw*0.5, chartH-padB+14, html.EscapeString(name))
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x0+gw*0.4, chartH-padB+16, html.EscapeString(name))
+		}
 	}
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>`+"\n", padL, chartW-padR, chartH-padB, chartH-padB)
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>`+"\n", padL, padL, padT, chartH-padB)
@@ -242,12 +248,19 @@ func writeCharts(dir string, r *results) []string {
 	}
 	if r.SQL != nil && len(r.SQL.Pairs) > 0 {
 		var groups []string
-		in, raw := series{Name: "ingest_webhook()"}, series{Name: "plain INSERT … DO NOTHING"}
+		in, raw, cand := series{Name: "ingest_webhook()"}, series{Name: "plain INSERT … DO NOTHING"}, series{Name: "candidate: look first"}
 		for _, p := range r.SQL.Pairs {
 			groups = append(groups, fmt.Sprintf("%s, %d conns", p.Mode, p.Conns))
 			in.Y, raw.Y = append(in.Y, p.Ingest.PerS), append(raw.Y, p.Raw.PerS)
+			if p.Candidate != nil {
+				cand.Y = append(cand.Y, p.Candidate.PerS)
+			}
 		}
-		write("sql-ingest.svg", barChart("SQL ingest vs the plain-insert ceiling (deliveries/s)", "deliveries per second", groups, []series{in, raw}))
+		ss := []series{in, raw}
+		if len(cand.Y) == len(in.Y) {
+			ss = append(ss, cand)
+		}
+		write("sql-ingest.svg", barChart("SQL ingest vs the plain-insert ceiling (deliveries/s)", "deliveries per second", groups, ss))
 	}
 	if p := r.Process; p != nil && len(p.Points) > 0 {
 		var groups []string
@@ -259,7 +272,7 @@ func writeCharts(dir string, r *results) []string {
 		for _, x := range []struct {
 			name string
 			pt   processPoint
-		}{{"A/B usual", p.UsualStats}, {"A/B in-flight stats", p.StatsInFlight}, {"1 trip/batch", p.ServerSide}, {"1 trip + fixed", p.ServerSideFixed}} {
+		}{{"A: stats", p.UsualStats}, {"B: stats*", p.StatsInFlight}, {"1 trip", p.ServerSide}, {"1 trip+fix", p.ServerSideFixed}} {
 			if x.pt.Events > 0 {
 				groups = append(groups, x.name)
 				s.Y = append(s.Y, x.pt.PerS)
