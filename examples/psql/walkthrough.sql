@@ -54,11 +54,11 @@ SELECT * FROM webhooks.ingest_webhook('walkthrough', 'walk_1', 'job.completed',
 -- ----------+---------
 --         1 | updated
 
-\echo 'A second job. (Ids 2 and 3 went to the two redeliveries: INSERT ... ON CONFLICT draws an id before it meets the conflict.)'
+\echo 'A second job. (Id 2 went to the corrected redelivery: INSERT ... ON CONFLICT draws an id before it meets the conflict. The plain duplicate drew none: a key already stored and unchanged is answered by a look-up, read-only.)'
 SELECT * FROM webhooks.ingest_webhook('walkthrough', 'walk_2', 'job.failed', '{"job_id": "walk_2", "status": "ERROR"}');
 --  event_id | outcome
 -- ----------+---------
---         4 | created
+--         3 | created
 SELECT id AS job2 FROM webhooks.events WHERE provider = 'walkthrough' AND external_id = 'walk_2' \gset
 
 SELECT external_id, status, attempts, payload->>'v' AS v
