@@ -1,0 +1,95 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestFencedUpdatesUsePrimaryKey: the fenced updates look the event up by
+// its id even when the statistics were taken with nothing in flight. Written
+// with "status = 'processing'", their UPDATE proves the predicate of the
+// partial index events_leases_idx, which the planner then costs as empty and
+// scans — every lease in flight, on every completion (bench/REPORT.md,
+// section 3). The plans are those of the functions' own statements, as
+// auto_explain logs them (nested statements included).
+func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	ctx := context.Background()
+	// 3,000 events, analysed while all are pending, then 2,000 in flight.
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload)
+		SELECT 'p', 'e' || i, 't', '{}' FROM generate_series(1, 3000) AS i`)
+	execSQL(t, pool, `ANALYZE webhooks.events`)
+	leases := claim(t, pool, "w", 2000, "5 minutes")
+
+	cfg, err := pgx.ParseConfig(SuperuserURL(t, conf.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var plans []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	for _, s := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
+		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`} {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	// The hazard is real: the same fence written with "=" picks the index.
+	rows, err := c.Query(ctx, `EXPLAIN UPDATE webhooks.events AS e SET updated_at = now()
+		WHERE e.id = $1 AND e.status = 'processing' AND e.locked_by = 'w' AND e.attempts = 1`, leases[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(naive, "\n"), "events_leases_idx") {
+		t.Fatalf("the setup does not reproduce the hazard; the naive fence plans:\n%s", strings.Join(naive, "\n"))
+	}
+
+	l := leases[0]
+	calls := []struct {
+		name, sql string
+		args      []any
+	}{
+		{"heartbeat", `SELECT webhooks.heartbeat($1, 'w', $2, '1 minute')`, []any{l.ID, l.Attempts}},
+		{"leased_events", `SELECT count(*) FROM webhooks.leased_events('w', ARRAY[$1::bigint], ARRAY[$2::int])`, []any{l.ID, l.Attempts}},
+		{"complete", `SELECT webhooks.complete($1, 'w', $2)`, []any{l.ID, l.Attempts}},
+		{"fail", `SELECT webhooks.fail($1, 'w', $2, 'boom')`, []any{leases[1].ID, leases[1].Attempts}},
+		{"release", `SELECT webhooks.release($1, 'w', $2)`, []any{leases[2].ID, leases[2].Attempts}},
+	}
+	for _, call := range calls {
+		mu.Lock()
+		plans = nil
+		mu.Unlock()
+		if _, err := c.Exec(ctx, call.sql, call.args...); err != nil {
+			t.Fatalf("%s: %v", call.name, err)
+		}
+		mu.Lock()
+		got := strings.Join(plans, "\n")
+		mu.Unlock()
+		if !strings.Contains(got, "webhooks.events") {
+			t.Fatalf("%s: auto_explain logged no plan touching webhooks.events:\n%s", call.name, got)
+		}
+		if strings.Contains(got, "events_leases_idx") || !strings.Contains(got, "events_pkey") {
+			t.Errorf("%s: want a primary-key lookup, got:\n%s", call.name, got)
+		}
+	}
+}
