@@ -44,6 +44,8 @@ type SQLHandler struct {
 	// Function is the schema-qualified function name, e.g. "app.on_webhook".
 	Function string
 	query    string
+	// signature is the quoted regprocedure, e.g. "app"."on_webhook"(webhooks.events).
+	signature string
 }
 
 var _ Handler = (*SQLHandler)(nil)
@@ -58,8 +60,9 @@ func NewSQLHandler(function string) (*SQLHandler, error) {
 	schema, name, _ := strings.Cut(function, ".")
 	ident := pgx.Identifier{schema, name}.Sanitize()
 	return &SQLHandler{
-		Function: function,
-		query:    `SELECT ` + ident + `(e) FROM webhooks.events AS e WHERE e.id = $1`,
+		Function:  function,
+		query:     `SELECT ` + ident + `(e) FROM webhooks.events AS e WHERE e.id = $1`,
+		signature: ident + `(webhooks.events)`,
 	}, nil
 }
 
@@ -67,8 +70,7 @@ func NewSQLHandler(function string) (*SQLHandler, error) {
 func (h *SQLHandler) Check(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) error {
-	schema, name, _ := strings.Cut(h.Function, ".")
-	sig := pgx.Identifier{schema, name}.Sanitize() + "(webhooks.events)"
+	sig := h.signature
 	var ok bool
 	if err := q.QueryRow(ctx, `SELECT to_regprocedure($1) IS NOT NULL`, sig).Scan(&ok); err != nil {
 		return fmt.Errorf("handler sql:%s: %w", h.Function, err)

@@ -24,6 +24,7 @@ type Metrics struct {
 	Released         prometheus.Counter
 	HandlerSeconds   prometheus.Histogram
 	HandlerPanics    prometheus.Counter
+	BatchFallbacks   prometheus.Counter
 	ListenerConnects prometheus.Counter
 	Wakeups          *prometheus.CounterVec // source: local|notify|poll|backlog
 	Notifies         prometheus.Counter
@@ -62,6 +63,7 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
 		}),
 		HandlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
+		BatchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batches whose process_batch statement overran or failed and were re-run event by event."}),
 		ListenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
 		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
 		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
@@ -70,7 +72,7 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 		Pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
-		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.ListenerConnects, m.Wakeups,
+		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {

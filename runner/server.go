@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -94,6 +96,13 @@ func newPool(ctx context.Context, url, app string, maxConns int32, params ...str
 	}
 	pc.MaxConns = maxConns
 	pc.ConnConfig.RuntimeParams["application_name"] = app
+	// A cancelled context (a handler's timeout, a client gone) cancels the
+	// statement on the server and keeps the connection: pgx's default closes
+	// it, which would take the worker's open batch transaction with it, so
+	// one slow handler could not be failed alone.
+	pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 5 * time.Second}
+	}
 	for i := 0; i+1 < len(params); i += 2 {
 		pc.ConnConfig.RuntimeParams[params[i]] = params[i+1]
 	}

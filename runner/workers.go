@@ -20,8 +20,11 @@ import (
 // one transaction with a savepoint per event: each event's writes and its
 // complete() commit together, an event whose handler fails or whose lease
 // was lost rolls back to its savepoint alone, and the batch commits once —
-// exactly-once effects at batch speed. An ExternalHandler (http:) runs each
-// event outside any transaction and completes it right after it succeeded.
+// exactly-once effects at batch speed. A sql: handler does all of that in
+// one statement, webhooks.process_batch() (one round trip per batch), and
+// falls back to the event-by-event transaction when that statement overruns
+// or fails. An ExternalHandler (http:) runs each event outside any
+// transaction and completes it right after it succeeded.
 type Workers struct {
 	Pool    *pgxpool.Pool
 	Handler Handler
@@ -42,6 +45,10 @@ type Workers struct {
 	// one that ignores its context is rescued and run elsewhere once the
 	// lease expires — and its own completion is then refused.
 	HandlerTimeout time.Duration
+	// SQLPerEvent runs a sql: handler event by event from Go (four round
+	// trips per event) instead of one webhooks.process_batch() statement
+	// per batch; the bench compares the two.
+	SQLPerEvent bool
 	// Name prefixes the worker names (locked_by).
 	Name    string
 	Metrics *Metrics
@@ -175,6 +182,11 @@ func (st *batchState) start(i int) {
 
 // process runs one claimed batch, heartbeating the unfinished events.
 func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event) {
+	if h, ok := w.Handler.(*SQLHandler); ok && !w.SQLPerEvent && ctx.Err() == nil {
+		if w.processBatchStatement(hctx, log, name, h, batch) {
+			return
+		}
+	}
 	st := &batchState{}
 	hbCtx, stopHB := context.WithCancel(hctx)
 	hbDone := make(chan struct{})

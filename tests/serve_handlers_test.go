@@ -254,3 +254,40 @@ func recordingHandler() (runner.Handler, func(string) bool) {
 		return seen[k] > 0
 	}
 }
+
+// TestServeSQLHandlerBatchFallback: a sql: batch runs as one
+// process_batch() statement; when one event's handler overruns the handler
+// timeout the statement is cancelled, everything it did rolls back, and the
+// batch runs again event by event, where the slow event alone times out and
+// fails and the others are processed exactly once.
+func TestServeSQLHandlerBatchFallback(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 4)
+	execSQL(t, pool, sideTableSQL)
+	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	for i := 0; i < 5; i++ {
+		execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', $1, 'job.completed', '{}')`, fmt.Sprintf("quick_%d", i))
+	}
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', 'slow', 'job.completed', '{"sleep": 30}')`)
+	execSQL(t, pool, `UPDATE webhooks.events SET max_attempts = 1 WHERE external_id = 'slow'`)
+	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 1, BatchSize: 10, Lease: 30 * time.Second,
+		HandlerTimeout: time.Second, PollInterval: 100 * time.Millisecond}, sumeOnly)
+
+	waitFor(t, 20*time.Second, "the quick events processed and the slow one dead", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id LIKE 'quick_%' AND status = 'processed'`) == 5 &&
+			queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'slow' AND status = 'dead'`) == 1
+	})
+	if n := queryInt(t, pool, `SELECT count(*) FROM app.seen`); n != 5 {
+		t.Fatalf("side table rows %d, want one per quick event (5)", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM (SELECT external_id FROM app.seen GROUP BY 1 HAVING count(*) = 1) x`); n != 5 {
+		t.Fatalf("quick events handled exactly once: %d of 5", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'slow' AND last_error LIKE '%cancel%'`); n != 1 {
+		t.Fatal("the slow event's last_error does not say it was cancelled")
+	}
+	if v := metricValue(t, srv.Base, "pginbox_batch_fallbacks_total"); v < 1 {
+		t.Fatalf("pginbox_batch_fallbacks_total = %v, want at least 1", v)
+	}
+}
