@@ -61,6 +61,9 @@ type Config struct {
 	// HandlerTimeout bounds one handler call; past it the lease is no longer
 	// extended. Default 5m.
 	HandlerTimeout time.Duration
+	// SQLPerEvent runs a sql: handler event by event from Go instead of one
+	// webhooks.process_batch() statement per batch (see Workers.SQLPerEvent).
+	SQLPerEvent bool
 	// ShutdownTimeout bounds a graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
 	// IngestTimeout bounds one ingest call; past it the request answers 503.

@@ -80,7 +80,8 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.workers = &Workers{
 			Pool: s.work, Handler: cfg.Handler, N: cfg.Workers, BatchSize: cfg.BatchSize, Lease: cfg.Lease,
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
-			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
+			SQLPerEvent: cfg.SQLPerEvent,
+			Name:        fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
 			Log: log.With("component", "workers"),
 		}
 	}

@@ -147,10 +147,18 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// claim takes a batch in a transaction of its own (one statement).
+// claimSQL claims a batch in a transaction of its own (one statement) that
+// commits without waiting for its WAL flush (set_config(..., true) is local
+// to the statement's own transaction). That is safe: a claim lost in a
+// crash only means the lease was never taken — the event is still pending —
+// and any completion that does commit is flushed with everything before it
+// in the WAL, the claim included. It takes one flush off every wake-up.
+const claimSQL = `SELECT ` + claimColumns + ` FROM webhooks.claim($1, $2, $3::interval)
+	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY run_after, id`
+
+// claim takes a batch.
 func (w *Workers) claim(ctx context.Context, name string) ([]*Event, error) {
-	rows, err := w.Pool.Query(ctx, `SELECT `+claimColumns+` FROM webhooks.claim($1, $2, $3::interval) ORDER BY run_after, id`,
-		name, w.BatchSize, w.Lease.String())
+	rows, err := w.Pool.Query(ctx, claimSQL, name, w.BatchSize, w.Lease.String())
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}

@@ -93,3 +93,79 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceGapsWithoutJIT: find_sequence_gaps() runs with jit off. Its
+// query's estimate (1,000 rows per hole from generate_series) makes every
+// window look expensive, and JIT compilation cost a third of a 1,000,000-id
+// window's time (bench/REPORT.md, section 5). The session here asks for JIT
+// at any cost; the function's own SET must win.
+func TestSequenceGapsWithoutJIT(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	ctx := context.Background()
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload)
+		SELECT 'seq', i::text, 't', '{}' FROM generate_series(1, 2000) AS i WHERE i % 10 <> 0`)
+	cfg, err := pgx.ParseConfig(SuperuserURL(t, conf.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var plans []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	for _, s := range []string{`SET jit = on`, `SET jit_above_cost = 0`, `SET jit_inline_above_cost = 0`, `SET jit_optimize_above_cost = 0`} {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	// Control: the same query outside the function is JIT-compiled here.
+	rows, err := c.Query(ctx, `EXPLAIN (ANALYZE) SELECT count(*) FROM webhooks._sequence_gaps('seq', 1, 2000)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	control, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(control, "\n"), "JIT:") {
+		t.Skip("this server does not JIT-compile (built without LLVM); nothing to check")
+	}
+	for _, s := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_analyze = on`,
+		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`} {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	var n int64
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM webhooks.find_sequence_gaps('seq', 1, 2000)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 200 {
+		t.Fatalf("gaps %d, want 200", n)
+	}
+	// The function's own query; the caller's statement around it is the
+	// caller's business (and is compiled here, jit_above_cost being 0).
+	mu.Lock()
+	defer mu.Unlock()
+	var inner string
+	for _, plan := range plans {
+		if strings.Contains(plan, "FROM webhooks._sequence_gaps(") {
+			inner = plan
+		}
+	}
+	if inner == "" {
+		t.Fatalf("auto_explain logged no plan of the gap query:\n%s", strings.Join(plans, "\n"))
+	}
+	if strings.Contains(inner, "JIT:") {
+		t.Fatalf("find_sequence_gaps' query was JIT-compiled:\n%s", inner)
+	}
+}

@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pginbox/pginbox/tests"
+)
+
+// TestClaimCommitsAsynchronouslyOnlyItself: the claim statement turns
+// synchronous_commit off for its own transaction and nothing else — the
+// connection's next transaction (a batch's completions) is flushed again.
+func TestClaimCommitsAsynchronouslyOnlyItself(t *testing.T) {
+	t.Parallel()
+	pool := tests.NewPool(t, 1)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `SELECT webhooks.ingest_webhook('p', 'e1', 't', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	// The throwaway test cluster defaults to synchronous_commit = off; the
+	// runner's own sessions (and a production server) have it on.
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, claimSQL, "w", 10, "1 minute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("claimed %d events, want 1", n)
+	}
+	var setting string
+	if err := conn.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != "on" {
+		t.Fatalf("after the claim the session's synchronous_commit is %q, want on", setting)
+	}
+	var status string
+	if err := conn.QueryRow(ctx, `SELECT status FROM webhooks.events WHERE external_id = 'e1'`).Scan(&status); err != nil {
+		t.Fatal(err)
+	}
+	if status != "processing" {
+		t.Fatalf("status %q after the claim committed", status)
+	}
+}
