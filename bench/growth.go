@@ -120,11 +120,21 @@ RETURNING e.id, e.revision`
 
 // explain runs EXPLAIN (ANALYZE, BUFFERS) in a transaction it rolls back.
 func explain(ctx context.Context, pool *pgxpool.Pool, q string, args ...any) string {
+	return explainWith(ctx, pool, nil, q, args...)
+}
+
+// explainWith is explain after the SET LOCAL statements in set.
+func explainWith(ctx context.Context, pool *pgxpool.Pool, set []string, q string, args ...any) string {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return "explain: " + err.Error()
 	}
 	defer tx.Rollback(context.Background())
+	for _, s := range set {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return "explain: " + err.Error()
+		}
+	}
 	rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q, args...)
 	if err != nil {
 		return "explain: " + err.Error()
@@ -318,8 +328,13 @@ func gapDetection(ctx context.Context, pool *pgxpool.Pool, window int64, log *sl
 	var inner bool
 	_ = pool.QueryRow(ctx, `SELECT to_regprocedure('webhooks._sequence_gaps(text,bigint,bigint)') IS NOT NULL`).Scan(&inner)
 	if inner {
-		// The inlinable SQL function shows the real plan.
-		g.Plan = explain(ctx, pool, `SELECT count(*) FROM webhooks._sequence_gaps('seqbench', 1, $1)`, window)
+		// The inlinable SQL function shows the real plan, under the
+		// settings the wrapper runs it with (jit = off since 00137).
+		var set []string
+		_ = pool.QueryRow(ctx, `SELECT coalesce(array_agg('SET LOCAL ' || split_part(c, '=', 1) || ' = ' || quote_literal(split_part(c, '=', 2))), '{}')
+			FROM pg_proc, unnest(proconfig) AS c
+			WHERE oid = 'webhooks.find_sequence_gaps(text,bigint,bigint)'::regprocedure AND c NOT LIKE 'search_path=%'`).Scan(&set)
+		g.Plan = explainWith(ctx, pool, set, `SELECT count(*) FROM webhooks._sequence_gaps('seqbench', 1, $1)`, window)
 	} else {
 		g.Plan = explain(ctx, pool, `SELECT count(*) FROM webhooks.find_sequence_gaps('seqbench', 1, $1)`, window)
 	}

@@ -52,7 +52,6 @@ type config struct {
 	stormWindow int
 	stormCopies int
 	notifyConns int
-	candidate   bool
 
 	httpConns   int
 	httpDur     time.Duration
@@ -62,7 +61,7 @@ type config struct {
 
 	processN      int
 	processPoints [][2]int
-	serverSide    bool
+	perEvent      bool
 	statsFixed    bool
 	callN         int
 
@@ -78,12 +77,12 @@ type config struct {
 func fullConfig() config {
 	return config{
 		durable: true,
-		slice:   2500 * time.Millisecond, rounds: 4, sqlConns: []int{16, 32}, stormWindow: 64, stormCopies: 10, notifyConns: 16, candidate: true,
+		slice:   2500 * time.Millisecond, rounds: 4, sqlConns: []int{16, 32}, stormWindow: 64, stormCopies: 10, notifyConns: 16,
 		httpConns: 64, httpDur: 20 * time.Second, rejectShare: 0.05,
 		httpLate: [3][2]int64{{5, 50}, {50, 500}, {500, 3000}}, httpLateN: 4000,
 		processN:      15_000,
 		processPoints: [][2]int{{8, 100}, {1, 100}, {2, 100}, {4, 100}, {16, 100}, {8, 10}, {8, 500}},
-		serverSide:    true, statsFixed: true, callN: 5000,
+		perEvent:      true, statsFixed: true, callN: 5000,
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 	}
@@ -92,7 +91,7 @@ func fullConfig() config {
 func quickConfig() config {
 	c := fullConfig()
 	c.quick = true
-	c.slice, c.rounds, c.candidate = 300*time.Millisecond, 2, false
+	c.slice, c.rounds = 300*time.Millisecond, 2
 	c.httpDur, c.httpLate, c.httpLateN = 2500*time.Millisecond, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
 	c.processN, c.processPoints, c.statsFixed, c.callN = 2_000, [][2]int{{8, 100}}, false, 300
 	c.latDur = 1500 * time.Millisecond

@@ -34,7 +34,9 @@ type processPoint struct {
 	// runner (the bench process, which hosts it).
 	PGCPUus     float64 `json:"postgres_cpu_us_per_event"`
 	RunnerCPUus float64 `json:"runner_cpu_us_per_event"`
-	Audit       bool    `json:"audit_ok"`
+	// WALPer is WAL bytes written per event (claim, handler, complete).
+	WALPer float64 `json:"wal_bytes_per_event"`
+	Audit  bool    `json:"audit_ok"`
 }
 
 func (p *processPoint) perEvent(wall time.Duration) {
@@ -49,15 +51,13 @@ type processResult struct {
 	Points    []processPoint `json:"points"`
 	Default   processPoint   `json:"default"`
 	Best      processPoint   `json:"best"`
-	// ServerSide is the same work with one round trip per batch: a plpgsql
-	// loop with an EXCEPTION block (a savepoint) per event, as a yardstick
-	// for the per-event round trips of the runner's batch transaction.
-	ServerSide processPoint `json:"server_side_batch"`
-	// ServerSideFixed is the same with bench.complete_plpgsql (plpgsql,
-	// primary-key lookup) instead of webhooks.complete().
-	ServerSideFixed processPoint `json:"server_side_batch_fixed_complete"`
-	Statements      []stmtStat   `json:"statements,omitempty"`
-	Profile         string       `json:"profile_top,omitempty"`
+	// PerEvent is the default point run event by event from Go
+	// (runner.Config.SQLPerEvent: a savepoint, the handler, complete() and
+	// a release per event, one commit per batch), against the default
+	// process_batch() statement per batch.
+	PerEvent   processPoint `json:"default_event_by_event"`
+	Statements []stmtStat   `json:"statements,omitempty"`
+	Profile    string       `json:"profile_top,omitempty"`
 	// CompletePlan is webhooks.complete()'s own plan (auto_explain) with
 	// 800 events in flight and statistics taken when none was.
 	CompletePlan string `json:"complete_plan,omitempty"`
@@ -152,11 +152,16 @@ func quietLog() *slog.Logger {
 // the same code `pginbox serve` runs) until nothing is pending, and
 // measures it.
 func runWorkers(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
+	return runWorkersOpt(ctx, dbURL, probe, workers, batch, false, limit, log)
+}
+
+// runWorkersOpt is runWorkers, optionally event by event from Go.
+func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, perEvent bool, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
 	h, err := runner.ParseHandler("sql:bench.on_event", time.Minute)
 	if err != nil {
 		return 0, cpuUse{}, err
 	}
-	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch,
+	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch, SQLPerEvent: perEvent,
 		ReconcileEvery: -1, ChecksEvery: -1, Listen: true, ShutdownTimeout: 10 * time.Second}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
@@ -215,9 +220,9 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 	var audits []audit
 	res.CallCosts = measureCalls(ctx, dbURL, cfg.callN, [][2]string{
 		{`SELECT 1`, "a round trip, for scale"},
-		{`SELECT webhooks.complete(-1, 'bench', 1)`, "complete() that matches no row: LANGUAGE sql, planned on every call"},
-		{`SELECT bench.complete_plpgsql(-1, 'bench', 1)`, "the same fenced update in plpgsql (plan cached per session)"},
-		{`SELECT "bench"."on_event"(e) FROM webhooks.events AS e WHERE e.id = -1`, "the runner's handler statement, no row"},
+		{`SELECT webhooks.complete(-1, 'bench', 1)`, "complete() that matches no row (plpgsql, plan cached per session)"},
+		{`SELECT "bench"."on_event"(e) FROM webhooks.events AS e WHERE e.id = -1`, "the event-by-event handler statement, no row"},
+		{`SELECT count(*) FROM webhooks.process_batch('bench.on_event(webhooks.events)', 'bench', '{-1}', '{1}')`, "process_batch() over a batch whose one event is not leased (its fixed cost)"},
 	})
 	limit := 30 * time.Second // without progress
 	for i, pt := range cfg.processPoints {
@@ -241,7 +246,9 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 				}
 			}
 		}
+		w0 := readWalPos(ctx, probe)
 		took, use, err := runWorkers(ctx, dbURL, probe, w, b, limit, log)
+		w1 := readWalPos(ctx, probe)
 		if prof != nil {
 			pprof.StopCPUProfile()
 			prof.Close()
@@ -257,6 +264,9 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		p := processPoint{Workers: w, Batch: b, Events: n, Seconds: round3(secs), PerS: round1(rate),
 			WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
 		p.perEvent(took)
+		if n > 0 {
+			p.WALPer = round1(float64(w1.lsn-w0.lsn) / float64(n))
+		}
 		a, err := runAudit(ctx, probe, auditInput{scenario: fmt.Sprintf("process %d workers batch %d", w, b),
 			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
 		if err != nil {
@@ -340,115 +350,40 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		}
 		log.Info("process A/B statistics", "usual_per_s", res.UsualStats.PerS, "in_flight_per_s", res.StatsInFlight.PerS)
 	}
-	// The yardstick: one round trip per batch, a savepoint per event.
-	if cfg.serverSide {
-		provider := "p3-serverside"
+	// The same default point event by event from Go, as the runner did
+	// before process_batch(): the gain of one statement per batch.
+	if cfg.perEvent {
+		provider := "p3-per-event"
 		if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
 			return res, audits, err
 		}
-		for _, fixed := range []bool{false, true} {
-			provider := provider
-			if fixed {
-				provider += "-fixed"
-				if err := preload(ctx, probe, provider, 1, int64(cfg.processN)); err != nil {
-					return res, audits, err
-				}
-			}
-			p, err := serverSideBatches(ctx, dbURL, probe, provider, 8, 100, fixed)
-			if err != nil {
-				return res, audits, err
-			}
-			name := "process server-side batch (yardstick)"
-			if fixed {
-				name = "process server-side batch, plpgsql complete (yardstick)"
-			}
-			a, err := runAudit(ctx, probe, auditInput{scenario: name, providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
-			if err != nil {
-				return res, audits, err
-			}
-			p.Audit = a.OK
-			audits = append(audits, a)
-			if fixed {
-				res.ServerSideFixed = p
-			} else {
-				res.ServerSide = p
-			}
-			log.Info("process server-side batches", "fixed_complete", fixed, "per_s", p.PerS)
-			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
-				return res, audits, err
-			}
+		w0 := readWalPos(ctx, probe)
+		took, use, err := runWorkersOpt(ctx, dbURL, probe, 8, 100, true, limit, log)
+		w1 := readWalPos(ctx, probe)
+		if err != nil {
+			return res, audits, err
+		}
+		n, secs, rate := handledRate(ctx, probe, provider)
+		p := processPoint{Workers: 8, Batch: 100, Events: n, Seconds: round3(secs), PerS: round1(rate),
+			WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
+		p.perEvent(took)
+		if n > 0 {
+			p.WALPer = round1(float64(w1.lsn-w0.lsn) / float64(n))
+		}
+		a, err := runAudit(ctx, probe, auditInput{scenario: "process 8 workers batch 100, event by event from Go",
+			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+		if err != nil {
+			return res, audits, err
+		}
+		p.Audit = a.OK
+		audits = append(audits, a)
+		res.PerEvent = p
+		log.Info("process event by event", "per_s", p.PerS)
+		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			return res, audits, err
 		}
 	}
 	return res, audits, nil
-}
-
-// serverSideBatches claims with webhooks.claim() (its own transaction) and
-// runs each batch with bench.process_batch(): the handler and complete() per
-// event inside a plpgsql EXCEPTION block, all in one statement.
-func serverSideBatches(ctx context.Context, dbURL string, probe *pgxpool.Pool, provider string, workers, batch int, fixed bool) (processPoint, error) {
-	pool, err := newPool(ctx, dbURL, workers, "bench-serverside")
-	if err != nil {
-		return processPoint{}, err
-	}
-	defer pool.Close()
-	var backend int
-	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
-	meter := startCPU(0, postmasterPID(backend))
-	start := time.Now()
-	deadline := start.Add(10 * time.Minute) // the loop ends when a claim comes back empty
-	var wg sync.WaitGroup
-	errc := make(chan error, workers)
-	for g := 0; g < workers; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := fmt.Sprintf("bench-serverside/w%d", g)
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				rows, err := pool.Query(ctx, `SELECT id, attempts FROM webhooks.claim($1, $2, '5 minutes')`, name, batch)
-				if err != nil {
-					errc <- err
-					return
-				}
-				var ids []int64
-				var atts []int32
-				for rows.Next() {
-					var id int64
-					var at int32
-					if err := rows.Scan(&id, &at); err != nil {
-						rows.Close()
-						errc <- err
-						return
-					}
-					ids, atts = append(ids, id), append(atts, at)
-				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
-					errc <- err
-					return
-				}
-				if len(ids) == 0 {
-					return
-				}
-				var done int
-				if err := pool.QueryRow(ctx, `SELECT bench.process_batch($1, $2, $3, $4)`, name, ids, atts, fixed).Scan(&done); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	took := time.Since(start)
-	use := meter.stop()
-	close(errc)
-	if err := <-errc; err != nil {
-		return processPoint{}, fmt.Errorf("server-side batches: %w", err)
-	}
-	n, secs, rate := handledRate(ctx, probe, provider)
-	p := processPoint{Workers: workers, Batch: batch, Events: n, Seconds: round3(secs), PerS: round1(rate),
-		WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
-	p.perEvent(took)
-	return p, nil
 }
 
 // pprofTop summarises a CPU profile with `go tool pprof -top`.

@@ -68,7 +68,7 @@ func renderReport(r *results, s summary, outDir, reportPath string, charts []str
 	if !s.AuditOK {
 		status = "**FAILED**"
 	}
-	p("\nTotals (pginbox's own scenarios; the plain-insert ceiling and the server-side yardstick are audited but not counted): %d deliveries, %d distinct events, %d created, %d processed, %d processed twice, %d lost — the audit %s.\n\n",
+	p("\nTotals (pginbox's own scenarios; the plain-insert ceiling is audited but not counted): %d deliveries, %d distinct events, %d created, %d processed, %d processed twice, %d lost — the audit %s.\n\n",
 		s.Deliveries, s.DistinctEvents, s.Created, s.Processed, s.ProcessedTwice, s.Lost, status)
 
 	// ---------------------------------------------------------------- machine
@@ -192,18 +192,6 @@ func sqlSection(b *strings.Builder, r *results) {
 			pr.Ingest.CallMS.P50, pr.Ingest.CallMS.P99, pr.Raw.CallMS.P50, pr.Raw.CallMS.P99, pr.Ingest.XIDsPer, pr.Raw.XIDsPer, pr.Ingest.WALBytesPer, pr.Raw.WALBytesPer,
 			pr.Ingest.PGCPUus, pr.Raw.PGCPUus, outcomes(pr.Ingest.Outcomes))
 	}
-	var cands []string
-	for _, pr := range q.Pairs {
-		if c := pr.Candidate; c != nil {
-			cands = append(cands, fmt.Sprintf("| %d | %s | %s | %s | **%.2f** | %.2f / %.2f | %.2f | %.0f | %.0f | %s |", pr.Conns, pr.Mode, num(c.PerS), num(pr.Raw.PerS), pr.CandidateRatio,
-				c.CallMS.P50, c.CallMS.P99, c.XIDsPer, c.WALBytesPer, c.PGCPUus, outcomes(c.Outcomes)))
-		}
-	}
-	if len(cands) > 0 {
-		p("\n**Candidate fix, measured in the same interleaving** — `bench.ingest_lookfirst()` (in `bench/pg.go`): a plain look-up of the key first (no lock); if the event is no longer pending or the payload is the same it answers `duplicate` without writing, otherwise it calls `webhooks.ingest_webhook()` unchanged (its own provider name, same keys and payloads):\n\n")
-		p("| conns | ids | candidate /s | plain insert /s | ratio | call p50 / p99 ms | xids per delivery | WAL bytes per delivery | PostgreSQL CPU µs per delivery | outcomes |\n|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n%s\n", strings.Join(cands, "\n"))
-		p("\nOn all-unique ids the candidate pays for one look-up that finds nothing and, being a wrapper, for a second plpgsql call; built into `ingest_webhook()` itself only the look-up would remain.\n")
-	}
 	p("\nPer-slice rates (ingest | plain), to show the noise: ")
 	var parts []string
 	for _, pr := range q.Pairs {
@@ -288,10 +276,10 @@ func processSection(b *strings.Builder, r *results) {
 	p("## 3. Processing with the `sql:` handler\n\n")
 	p("%s pending events are inserted straight into `webhooks.events`, then an in-process runner (`runner.New` + `Run`, the code `pginbox serve` runs; schedules off) claims and completes them with `PGINBOX_HANDLER=sql:bench.on_event`: "+
 		"a plpgsql function that inserts the event id and `clock_timestamp()` into `bench.handled`. Events/s is measured from the handler's own timestamps (first to last run); `wall` includes the runner's start. "+
-		"The runner claims a batch with `webhooks.claim()` in its own transaction, then runs the batch in one transaction with a savepoint per event: `SAVEPOINT`, the handler, `webhooks.complete()`, `RELEASE` — four round trips per event — and one commit per batch.\n\n", num(float64(pr.Preloaded)))
-	p("| workers | batch | events/s | wall events/s | PostgreSQL cores | runner cores | PostgreSQL CPU µs/event | runner CPU µs/event | audit |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
+		"The runner claims a batch with `webhooks.claim()` in its own transaction (committed without waiting for its WAL flush: a claim lost in a crash leaves the event pending), then runs the whole batch as one statement, `webhooks.process_batch()`: per event, the handler and `webhooks.complete()` inside a `BEGIN … EXCEPTION` block (a subtransaction, so a failing event rolls back alone and is recorded with `fail()`), and one commit per batch — two round trips per batch.\n\n", num(float64(pr.Preloaded)))
+	p("| workers | batch | events/s | wall events/s | PostgreSQL cores | runner cores | PostgreSQL CPU µs/event | runner CPU µs/event | WAL bytes/event | audit |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	row := func(pt processPoint, label string) {
-		p("| %d | %d%s | **%s** | %s | %.2f | %.2f | %.0f | %.0f | %s |\n", pt.Workers, pt.Batch, label, num(pt.PerS), num(pt.WallPerS), pt.CPU.Postgres, pt.CPU.Bench, pt.PGCPUus, pt.RunnerCPUus, okBool(pt.Audit))
+		p("| %d | %d%s | **%s** | %s | %.2f | %.2f | %.0f | %.0f | %.0f | %s |\n", pt.Workers, pt.Batch, label, num(pt.PerS), num(pt.WallPerS), pt.CPU.Postgres, pt.CPU.Bench, pt.PGCPUus, pt.RunnerCPUus, pt.WALPer, okBool(pt.Audit))
 	}
 	for _, pt := range pr.Points {
 		row(pt, "")
@@ -300,19 +288,19 @@ func processSection(b *strings.Builder, r *results) {
 		row(u, " (A/B, A: usual statistics)")
 	}
 	if si := pr.StatsInFlight; si.Events > 0 {
-		row(si, " (A/B, B: statistics taken with events in flight, `complete()` by primary key)")
+		row(si, " (A/B, B: statistics taken with events in flight)")
 	}
-	if pr.ServerSide.Events > 0 {
-		row(pr.ServerSide, " (one round trip per batch, yardstick)")
-	}
-	if pr.ServerSideFixed.Events > 0 {
-		row(pr.ServerSideFixed, " (one round trip per batch + plpgsql `complete` by primary key, yardstick)")
+	if pr.PerEvent.Events > 0 {
+		row(pr.PerEvent, " (event by event from Go: `SAVEPOINT`, handler, `complete()`, `RELEASE` per event — the runner before `process_batch()`)")
 	}
 	p("\nThe default configuration (8 workers, batch 100) does **%s events/s**; the best point of the sweep %s events/s (%d workers, batch %d).",
 		num(pr.Default.PerS), num(pr.Best.PerS), pr.Best.Workers, pr.Best.Batch)
-	if pr.ServerSide.Events > 0 && pr.Default.PerS > 0 {
-		p(" The yardstick does the same work — `claim()` in its own transaction, then the handler and `complete()` per event inside a plpgsql `BEGIN … EXCEPTION` block (a savepoint per event, so a failing event still rolls back alone) — in **one statement per batch** (`bench.process_batch`): %s events/s, %.1f× the runner.",
-			num(pr.ServerSide.PerS), pr.ServerSide.PerS/pr.Default.PerS)
+	if pr.PerEvent.Events > 0 && pr.Default.PerS > 0 {
+		p(" Event by event from Go (four round trips per event) the same point does %s events/s: one statement per batch is %.1f× faster.",
+			num(pr.PerEvent.PerS), pr.Default.PerS/pr.PerEvent.PerS)
+	}
+	if u, si := pr.UsualStats, pr.StatsInFlight; u.PerS > 0 && si.PerS > 0 {
+		p(" The A/B rows (alternated A B A B) check that the plans no longer depend on when the statistics were taken: %.2f× (the fenced updates used to scan every lease in flight when the statistics saw none).", si.PerS/u.PerS)
 	}
 	p("\n\n")
 	if len(pr.Statements) > 0 {
@@ -327,7 +315,7 @@ func processSection(b *strings.Builder, r *results) {
 		p("\n")
 	}
 	if pr.CompletePlan != "" {
-		p("The plan `webhooks.complete()` runs (captured with `auto_explain`, nested statements, in a rolled-back transaction) while 800 events are being processed — 8 workers × batch 100 in flight — with the table's statistics taken when none was, as autovacuum usually finds a queue:\n\n```\n%s\n```\n\n", pr.CompletePlan)
+		p("The plan `webhooks.complete()` runs (captured with `auto_explain`, nested statements, in a rolled-back transaction) while 800 events are being processed — 8 workers × batch 100 in flight — with the table's statistics taken when none was, as autovacuum usually finds a queue (`tests/plans_test.go` keeps it on the primary key):\n\n```\n%s\n```\n\n", pr.CompletePlan)
 	}
 	if pr.Profile != "" {
 		p("CPU profile of the bench process (the in-process runner) during the default point (`go tool pprof -top %s`):\n\n```\n%s\n```\n\n", "bench/out/process-cpu.pprof", pr.Profile)
@@ -512,9 +500,6 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 				"`INSERT … ON CONFLICT … DO UPDATE SET … WHERE e.status = 'pending' AND e.payload IS DISTINCT FROM excluded.payload` takes a row lock on the existing row before evaluating the WHERE, even when nothing is updated. "+
 				"That lock is a heap write (xmax, a WAL record), gives the transaction an xid, and makes its commit wait for a WAL flush; concurrent copies of one event also wait for each other's lock. "+
 				"Sume's redeliveries are byte-identical, so nearly every duplicate takes this path for nothing.\n\n", w.Conns, num(w.Ingest.PerS), num(w.Raw.PerS), w.Ratio, w.Ingest.XIDsPer, w.Ingest.WALBytesPer, w.Raw.XIDsPer, w.Raw.WALBytesPer)
-			if w.Candidate != nil {
-				p("Measured fix: `bench.ingest_lookfirst()` (below) reaches %s/s in the same storm, %.2f× the ceiling, with %.2f xids per delivery.\n\n", num(w.Candidate.PerS), w.CandidateRatio, w.Candidate.XIDsPer)
-			}
 			p("Suggested fix (keeps the single-statement race safety of PITFALLS §1–2): look before writing, without locking — " +
 				"`SELECT id INTO v_id FROM webhooks.events e WHERE (e.provider, e.external_id) = (…) AND (e.status <> 'pending' OR e.payload = ingest_webhook.payload)`; if found, answer `duplicate` with no write. " +
 				"Otherwise run the existing upsert unchanged. Correctness does not depend on the look-up: a row it finds exists for good (rows are only deleted by `prune()` long after processing, which the existing retry loop already handles), " +
@@ -525,44 +510,21 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 	if pr := r.Process; pr != nil && pr.Default.PerS > 0 && pr.Default.PerS < 15000 {
 		any = true
 		d := pr.Default
-		p("### Processing: %s events/s against 15,000 — the server's CPU per event (`runner/workers.go`, `sql/functions/00011`)\n\n", num(d.PerS))
-		p("Evidence: with the default 8 workers × batch 100, PostgreSQL spends **%.0f µs of CPU per event** and the runner %.0f µs (section 3). ", d.PGCPUus, d.RunnerCPUus)
+		p("### Processing: %s events/s against 15,000 — the server's CPU per event\n\n", num(d.PerS))
+		p("Evidence: with the default 8 workers × batch 100, PostgreSQL spends **%.0f µs of CPU per event** and the runner %.0f µs (section 3); %.0f WAL bytes per event. ", d.PGCPUus, d.RunnerCPUus, d.WALPer)
 		if d.PGCPUus > 0 {
-			p("At that cost %d cores cannot exceed %s events/s even if the runner used none, so the target needs the server's work per event cut by about %.0f×, not more workers (the sweep shows more workers do not help once the cores are busy). ",
+			p("At that cost %d cores cannot exceed %s events/s even if the runner used none: the target needs the server's work per event cut by about %.1f×, and more workers do not help once the cores are busy (the sweep). ",
 				d.CPU.Machine, num(float64(d.CPU.Machine)*1e6/d.PGCPUus), d.PGCPUus*15000/(float64(d.CPU.Machine)*1e6))
 		}
-		p("Where it goes, per event:\n\n")
-		var cc, cp, rt float64
-		for _, c := range pr.CallCosts {
-			switch {
-			case strings.HasPrefix(c.Statement, "SELECT webhooks.complete"):
-				cc = c.CPUus
-			case strings.HasPrefix(c.Statement, "SELECT bench.complete_plpgsql"):
-				cp = c.CPUus
-			case c.Statement == "SELECT 1":
-				rt = c.CPUus
-			}
+		if pe := pr.PerEvent; pe.Events > 0 {
+			p("The round trips are gone already: event by event from Go the same point costs %.0f µs of server CPU and %.0f µs of runner CPU per event (%s events/s); one `process_batch()` statement per batch costs %.0f and %.0f. ",
+				pe.PGCPUus, pe.RunnerCPUus, num(pe.PerS), d.PGCPUus, d.RunnerCPUus)
 		}
-		if cc > 0 {
-			p("1. **`webhooks.complete()` is planned on every call.** It is `LANGUAGE sql` with a data-modifying CTE: such a function is never inlined and, before PostgreSQL 18, its statement is parsed and planned again on each call. A call that matches no row costs %.0f µs of server CPU; the same fenced `UPDATE` in plpgsql (plan cached per session, `bench.complete_plpgsql`) %.0f µs; a bare `SELECT 1` %.0f µs. `release()` has the same shape. Fix: rewrite both in plpgsql (as `fail()` and `heartbeat()` already are).\n", cc, cp, rt)
-		}
-		if strings.Contains(pr.CompletePlan, "events_leases_idx") {
-			p("2. **`complete()` reads every lease in flight** (next finding): ~%s index entries per call with 800 events in flight.", "800")
-			if si, u := pr.StatsInFlight, pr.UsualStats; si.Events > 0 && u.PerS > 0 {
-				p(" With statistics that make the planner use the primary key the same runner does %s events/s against %s (%.2f×, A/B), %.0f against %.0f µs of server CPU per event.", num(si.PerS), num(u.PerS), si.PerS/u.PerS, si.PGCPUus, u.PGCPUus)
-			}
-			p("\n")
-		}
-		p("3. **Four round trips per event.** The runner sends `SAVEPOINT`, `SELECT bench.on_event(e) FROM webhooks.events e WHERE e.id = $1`, `SELECT webhooks.complete($1, $2, $3)` and `RELEASE SAVEPOINT` for each event: four protocol exchanges (each a wake-up of the backend and of the Go side, %.0f µs of server CPU even for `SELECT 1`) for a few microseconds of work.", rt)
-		if pr.ServerSide.Events > 0 {
-			p(" The same claims, handler and `complete()`, with a savepoint per event but one statement per batch (`bench.process_batch`), do %s events/s (%.2f×) at %.0f µs of server CPU per event.", num(pr.ServerSide.PerS), pr.ServerSide.PerS/d.PerS, pr.ServerSide.PGCPUus)
-		}
-		if f := pr.ServerSideFixed; f.Events > 0 {
-			p(" With all three fixed together (one statement per batch and the plpgsql `complete` that finds the row by primary key): **%s events/s** (%.2f×), %.0f µs of server CPU per event.", num(f.PerS), f.PerS/d.PerS, f.PGCPUus)
-		}
-		p("\n\nSuggested fixes, in order of effect per line changed: (1) `complete()` and `release()` in plpgsql; (2) a status test that cannot match `events_leases_idx` in the fenced functions; " +
-			"(3) for the `sql:` handler, run the claimed batch server-side in one statement — a migration like `webhooks.run_batch(handler regprocedure, worker text, ids bigint[], attempts int[])` looping with a `BEGIN … EXCEPTION` block per event (a savepoint, so one failing event still rolls back alone and is recorded with `fail()`) and returning per-event outcomes for the metrics; `bench.process_batch` in `bench/pg.go` is a minimal version. " +
-			"If the Go loop stays, send an event's statements as one `pgx.Batch` and pass the claimed row to the handler instead of re-reading it by id.\n\n")
+		p("What is left is the work itself, per event: `claim()` updates the row (pending → processing) and `complete()` updates it again (→ processed), and neither update can be HOT — `status` is in the predicates of the partial indexes and `locked_until` is indexed — so each writes a new row version plus an entry in every index of `webhooks.events` that the new version qualifies for (primary key, the unique key, `received_at` BRIN, the claim or lease index), with WAL for all of it; " +
+			"then the handler's own insert, and a subtransaction per event. The statement table in section 3 shows how the server time divides between `claim()` and `process_batch()`.\n\n")
+		p("Options, none of them free: (1) fewer index entries per transition — e.g. drop `events_leases_idx` and let `rescue_leases()` scan the (small) processing set through the claim index's complement, or fold `locked_until` into the row without indexing it; " +
+			"(2) skip the `processing` state for `sql:` handlers: claim and complete in the same transaction (`FOR UPDATE SKIP LOCKED` → handler → `processed`), one row version per event instead of two, at the price of holding row locks for the batch instead of a lease — the design's \"claims commit at once\" would not hold for that handler kind; " +
+			"(3) a faster disk matters less than CPU here: the claim commits without a flush and a batch of 100 shares one.\n\n")
 	}
 	if pr := r.Process; pr != nil && strings.Contains(pr.CompletePlan, "events_leases_idx") {
 		any = true
@@ -595,14 +557,14 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 				run.ToClaim.P50, run.ToClaim.P99, run.ClaimToStart.P50, run.ClaimToStart.P99, run.FromResponse.P50)
 			switch {
 			case run.FromResponse.P50 > 100:
-				p("Even the median is %.0f ms: the runner does not keep up with %d deliveries/s while it also receives them on the same 2 cores (section 3: %s events/s with the whole machine for processing), so a backlog builds for the whole run and the latency is its age. The processing fixes are the cure.\n\n", run.FromResponse.P50, tc.rate, num(processRate(r)))
+				p("Even the median is %.0f ms: the runner does not keep up with %d deliveries/s while it also receives them on the same 2 cores (section 3: %s events/s with the whole machine for processing), so a backlog builds for the whole run and the latency is its age: the limit is processing throughput (see the processing finding).\n\n", run.FromResponse.P50, tc.rate, num(processRate(r)))
 			case run.ClaimToStart.P99 > run.ToClaim.P99 && run.ResponseMS.P99 > 0.5*run.ClaimToStart.P99:
-				p("The tail is after the claim, and it is the same tail as the delivery's own response (p99 %.1f ms for a request whose work is one insert and its commit): both wait for a WAL flush — the delivery for its commit, the worker for its `claim()` commit before the batch starts. "+
+				p("The tail is after the claim, and it is the same tail as the delivery's own response (p99 %.1f ms for a request whose work is one insert and its commit): both wait for a WAL flush — the delivery for its commit, the worker for the batch's commit, and the claim waits for its WAL write and for the flushes of everyone else's commits queued ahead of it. "+
 					"The flushes averaged %.2f ms over the run (`pg_stat_wal`, %d flushes) but this disk is shared with other engineers' test clusters, and the slowest flushes make the p99; the median, %.2f ms, is what the wake-up path costs. "+
-					"On a dedicated disk the tail shrinks; in pginbox, `claim()` could commit without waiting for the flush (`SET LOCAL synchronous_commit = off` inside it is safe: a claim lost in a crash only means the lease is never taken, the event stays pending), which removes one flush from every wake-up.\n\n",
+					"(The claim already commits without waiting for its own flush.) A dedicated disk shrinks the tail.\n\n",
 					run.ResponseMS.P99, run.WALSyncMean, run.WALSyncs, run.FromResponse.P50)
 			case run.ClaimToStart.P99 > run.ToClaim.P99:
-				p("The tail is after the claim: the event waited for the claim's own commit and for the events ahead of it in its batch, each costing the per-event work of section 3 (four round trips, `complete()` planned on every call and scanning the leases in flight). The processing fixes shorten it directly.\n\n")
+				p("The tail is after the claim: the event waited for the claim's own commit and for the events ahead of it in its batch, each costing the per-event work of section 3. Smaller batches (`PGINBOX_BATCH`) shorten it at some cost in throughput.\n\n")
 			default:
 				p("The tail is before the claim: no worker looked for the event at once — every worker was busy with a batch (a woken worker takes whatever is pending; new deliveries wait until one finishes), or, across runners, the coalesced NOTIFY waits up to 50 ms (`PGINBOX_NOTIFY_INTERVAL`) before it is sent. Faster batches shorten the first; a shorter notify interval the second.\n\n")
 			}

@@ -21,7 +21,6 @@ import (
 const (
 	ingestSQL       = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`
 	ingestNotifySQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, 'webhook', true)`
-	lookfirstSQL    = `SELECT event_id, outcome FROM bench.ingest_lookfirst($1, $2, $3, $4::jsonb)`
 	rawSQL          = `INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ($1, $2, $3, $4::jsonb, 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`
 )
 
@@ -253,10 +252,6 @@ type ingestPair struct {
 	Ingest variantResult `json:"ingest_webhook"`
 	Raw    variantResult `json:"plain_insert"`
 	Ratio  float64       `json:"ratio"`
-	// Candidate is bench.ingest_lookfirst: a look-up without lock before the
-	// upsert (a proposed fix), measured in the same interleaving.
-	Candidate      *variantResult `json:"candidate_lookfirst,omitempty"`
-	CandidateRatio float64        `json:"candidate_ratio,omitempty"`
 }
 
 type sqlIngestResult struct {
@@ -300,16 +295,6 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 	if err := warm(ctx, raw, maxConns, callRaw); err != nil {
 		return nil, nil, fmt.Errorf("warm up plain insert: %w", err)
 	}
-	var cand *pgxpool.Pool
-	if cfg.candidate {
-		if cand, err = newPool(ctx, dbURL, maxConns, "bench-candidate", "synchronous_commit", "on"); err != nil {
-			return nil, nil, err
-		}
-		defer cand.Close()
-		if err := warm(ctx, cand, maxConns, callIngest(lookfirstSQL)); err != nil {
-			return nil, nil, fmt.Errorf("warm up candidate: %w", err)
-		}
-	}
 	pgssReset(ctx, env, probe)
 
 	var backend int
@@ -332,13 +317,6 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 			vi := mk("ingest_webhook", ingest, callIngest(ingestSQL))
 			vr := mk("plain_insert", raw, callRaw)
 			vs := []*sqlVariant{vi, vr}
-			var vc *sqlVariant
-			if cand != nil {
-				// Its own provider: it writes to webhooks.events too.
-				vc = mk("candidate_lookfirst", cand, callIngest(lookfirstSQL))
-				vc.provider = "c" + provider
-				vs = []*sqlVariant{vi, vr, vc}
-			}
 			log.Info("sql ingest", "conns", conns, "mode", mode)
 			interleave(ctx, vs, cfg.rounds, cfg.slice, probe)
 			if err := ctx.Err(); err != nil {
@@ -347,18 +325,6 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 			p := ingestPair{Conns: conns, Mode: mode, Ingest: vi.result(), Raw: vr.result()}
 			if p.Raw.PerS > 0 {
 				p.Ratio = round3(p.Ingest.PerS / p.Raw.PerS)
-			}
-			if vc != nil {
-				c := vc.result()
-				p.Candidate = &c
-				if p.Raw.PerS > 0 {
-					p.CandidateRatio = round3(c.PerS / p.Raw.PerS)
-				}
-				ac, err := runAudit(ctx, probe, vc.auditInput(fmt.Sprintf("candidate lookfirst %s %d conns (yardstick)", mode, conns), ""))
-				if err != nil {
-					return res, audits, err
-				}
-				audits = append(audits, ac)
 			}
 			res.Pairs = append(res.Pairs, p)
 			a, err := runAudit(ctx, probe, vi.auditInput(fmt.Sprintf("sql %s %d conns", mode, conns), ""))

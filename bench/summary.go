@@ -306,14 +306,11 @@ func printTable(w io.Writer, r *results, s summary) {
 			fmt.Fprintf(tw, "process %d workers, batch %d\t%s/s\tpostgres %.2f cores (%.0f µs/event), runner %.2f cores (%.0f µs/event)\n", pt.Workers, pt.Batch, num(pt.PerS), pt.CPU.Postgres, pt.PGCPUus, pt.CPU.Bench, pt.RunnerCPUus)
 		}
 		if p.StatsInFlight.Events > 0 && p.UsualStats.Events > 0 {
-			fmt.Fprintf(tw, "process 8×100 A/B: usual stats | stats with events in flight\t%s/s | %s/s\tB: complete() finds its row by primary key (%.0f | %.0f µs server CPU/event)\n",
+			fmt.Fprintf(tw, "process 8×100 A/B: usual stats | stats with events in flight\t%s/s | %s/s\tthe plans must not depend on them (%.0f | %.0f µs server CPU/event)\n",
 				num(p.UsualStats.PerS), num(p.StatsInFlight.PerS), p.UsualStats.PGCPUus, p.StatsInFlight.PGCPUus)
 		}
-		if p.ServerSide.Events > 0 {
-			fmt.Fprintf(tw, "process, one round trip per batch (yardstick)\t%s/s\t8 workers, batch 100, savepoint per event in plpgsql\n", num(p.ServerSide.PerS))
-		}
-		if p.ServerSideFixed.Events > 0 {
-			fmt.Fprintf(tw, "process, one trip per batch + plpgsql complete\t%s/s\tyardstick with complete() rewritten\n", num(p.ServerSideFixed.PerS))
+		if p.PerEvent.Events > 0 {
+			fmt.Fprintf(tw, "process 8×100 event by event from Go\t%s/s\tthe runner before process_batch() (%.0f µs server CPU/event)\n", num(p.PerEvent.PerS), p.PerEvent.PGCPUus)
 		}
 		for _, c := range p.CallCosts {
 			fmt.Fprintf(tw, "server CPU per call: %s\t%.0f µs\t%s\n", trunc(c.Statement, 48), c.CPUus, c.What)

@@ -248,18 +248,12 @@ func writeCharts(dir string, r *results) []string {
 	}
 	if r.SQL != nil && len(r.SQL.Pairs) > 0 {
 		var groups []string
-		in, raw, cand := series{Name: "ingest_webhook()"}, series{Name: "plain INSERT … DO NOTHING"}, series{Name: "candidate: look first"}
+		in, raw := series{Name: "ingest_webhook()"}, series{Name: "plain INSERT … DO NOTHING"}
 		for _, p := range r.SQL.Pairs {
 			groups = append(groups, fmt.Sprintf("%s, %d conns", p.Mode, p.Conns))
 			in.Y, raw.Y = append(in.Y, p.Ingest.PerS), append(raw.Y, p.Raw.PerS)
-			if p.Candidate != nil {
-				cand.Y = append(cand.Y, p.Candidate.PerS)
-			}
 		}
 		ss := []series{in, raw}
-		if len(cand.Y) == len(in.Y) {
-			ss = append(ss, cand)
-		}
 		write("sql-ingest.svg", barChart("SQL ingest vs the plain-insert ceiling (deliveries/s)", "deliveries per second", groups, ss))
 	}
 	if p := r.Process; p != nil && len(p.Points) > 0 {
@@ -272,7 +266,7 @@ func writeCharts(dir string, r *results) []string {
 		for _, x := range []struct {
 			name string
 			pt   processPoint
-		}{{"A: stats", p.UsualStats}, {"B: stats*", p.StatsInFlight}, {"1 trip", p.ServerSide}, {"1 trip+fix", p.ServerSideFixed}} {
+		}{{"A: stats", p.UsualStats}, {"B: stats*", p.StatsInFlight}, {"per event", p.PerEvent}} {
 			if x.pt.Events > 0 {
 				groups = append(groups, x.name)
 				s.Y = append(s.Y, x.pt.PerS)
