@@ -66,9 +66,8 @@ func runLatency(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 	var audits []audit
 	for _, conf := range cfg.latConfigs {
 		rates := cfg.latRates
-		// Polling is the same at any rate (up to a second); the quick run
-		// crosses runners at 200/s only.
-		if conf == "poll" || (cfg.quick && conf == "cross") {
+		// The quick run crosses runners at 200/s only.
+		if cfg.quick && conf == "cross" {
 			rates = cfg.latRates[:1]
 		}
 		runs, a, err := latencyConfig(ctx, env, cfg, conf, rates, log)

@@ -74,6 +74,7 @@ type summary struct {
 	LatencyP99Cross   float64 `json:"latency_p99_ms_cross_runner"`
 	LatencyP99Cross1k float64 `json:"latency_p99_ms_cross_runner_1000_per_s"`
 	LatencyP99Poll    float64 `json:"latency_p99_ms_poll_only"`
+	LatencyP99Poll1k  float64 `json:"latency_p99_ms_poll_only_1000_per_s"`
 
 	Quick     bool        `json:"quick"`
 	Durable   bool        `json:"durable"`
@@ -176,6 +177,9 @@ func (r *results) summary() summary {
 		}
 		if l := r.Latency.find("poll", 200); l != nil {
 			s.LatencyP99Poll = l.FromResponse.P99
+		}
+		if l := r.Latency.find("poll", 1000); l != nil {
+			s.LatencyP99Poll1k = l.FromResponse.P99
 		}
 	}
 	s.Targets = r.targets(s)
