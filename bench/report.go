@@ -209,6 +209,23 @@ func sqlSection(b *strings.Builder, r *results) {
 		p("Server time by statement over the whole scenario (`pg_stat_statements`, top level):\n\n")
 		stmtTable(b, q.Statements)
 	}
+	if len(q.CallCosts) > 0 {
+		p("Server CPU per call, one connection, statements repeated many times (the backend's utime + stime from `/proc`; new keys from `gen_random_uuid()` in the statement). `bench.ingest_webhook` is `webhooks.ingest_webhook()`'s own definition (`pg_get_functiondef`) without `SECURITY DEFINER` and its `SET search_path`, to show what least privilege costs per call:\n\n| statement | what | server CPU µs/call | wall µs/call |\n|---|---|---:|---:|\n")
+		for _, c := range q.CallCosts {
+			p("| `%s` | %s | **%.0f** | %.0f |\n", c.Statement, c.What, c.CPUus, c.WallUS)
+		}
+		p("\n")
+	}
+}
+
+// callCPU returns the CPU per call of the call cost whose What starts with prefix, or 0.
+func callCPU(cs []callCost, prefix string) float64 {
+	for _, c := range cs {
+		if strings.HasPrefix(c.What, prefix) {
+			return c.CPUus
+		}
+	}
+	return 0
 }
 
 func worstStorm(q *sqlIngestResult) *ingestPair {
@@ -521,8 +538,19 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 				"The difference is the function call itself: a plpgsql function, `SECURITY DEFINER` with a fixed `search_path` (a GUC set and reset on every call, the price of least privilege), its argument checks, and the look-up of the key before the upsert (one index probe, which is what makes duplicates free). "+
 				"With the disk's flushes shared by group commit, the per-call CPU is what separates the two once the cores are busy — it shows most at 32 connections. "+
 				"The duplicate storm, where the plain insert itself is CPU-bound, stays at or near the ceiling. "+
-				"An insert-first ordering (`INSERT … DO NOTHING`, then the look-up) was measured side by side when the look-up was added (2026-11-30): about +0.05 on unique ids and −0.25 on the storm, so the look-up stays first.\n\n",
+				"An insert-first ordering (`INSERT … DO NOTHING`, then the look-up) was measured side by side when the look-up was added (2026-11-30): about +0.05 on unique ids and −0.25 on the storm, so the look-up stays first.",
 				w.Ingest.XIDsPer, w.Raw.XIDsPer, w.Ingest.WALBytesPer, w.Raw.WALBytesPer, w.Ingest.PGCPUus, w.Raw.PGCPUus)
+			cs := r.SQL.CallCosts
+			if raw, in, inv := callCPU(cs, "plain insert, new key"), callCPU(cs, "ingest_webhook(), new key"), callCPU(cs, "the same body without SECURITY DEFINER and its SET search_path, new key"); raw > 0 && in > 0 && inv > 0 {
+				p(" Per call on one connection (section 1): a new key costs %.0f µs of server CPU through `ingest_webhook()`, %.0f µs through the same body without `SECURITY DEFINER` and its fixed `search_path`, and %.0f µs as a plain insert",
+					in, inv, raw)
+				if in-inv > 0.1*(in-raw) && in > raw {
+					p(" — least privilege accounts for about %.0f µs of the %.0f µs difference, the plpgsql body for the rest.", in-inv, in-raw)
+				} else {
+					p(" — `SECURITY DEFINER` costs nothing measurable here; the difference is the plpgsql body (and, on a loaded machine, noise of the same order).")
+				}
+			}
+			p("\n\n")
 		}
 	}
 	if pr := r.Process; pr != nil && pr.Default.PerS > 0 && pr.Default.PerS < 15000 {
@@ -542,7 +570,8 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 			"then the handler's own insert, and a subtransaction per event. The statement table in section 3 shows how the server time divides between `claim()` and `process_batch()`.\n\n")
 		p("Options, none of them free: (1) fewer index entries per transition — e.g. drop `events_leases_idx` and let `rescue_leases()` scan the (small) processing set through the claim index's complement, or fold `locked_until` into the row without indexing it; " +
 			"(2) skip the `processing` state for `sql:` handlers: claim and complete in the same transaction (`FOR UPDATE SKIP LOCKED` → handler → `processed`), one row version per event instead of two, at the price of holding row locks for the batch instead of a lease — the design's \"claims commit at once\" would not hold for that handler kind; " +
-			"(3) a faster disk matters less than CPU here: the claim commits without a flush and a batch of 100 shares one.\n\n")
+			"(3) a faster disk matters less than CPU here: the claim commits without a flush and a batch of 100 shares one. " +
+			"Not worth it, measured (2026-11-30, A/B in two rounds): running the batch without the per-event subtransactions (a raising handler would then abort and re-run its batch) gave no consistent gain — 6,927 and 7,636 against 6,864 and 6,598 events/s at 8 × 100 — so the subtransactions stay.\n\n")
 	}
 	if pr := r.Process; pr != nil && strings.Contains(pr.CompletePlan, "events_leases_idx") {
 		any = true

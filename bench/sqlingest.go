@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,6 +262,9 @@ type sqlIngestResult struct {
 	StormWindow  int          `json:"storm_window"`
 	Pairs        []ingestPair `json:"pairs"`
 	Statements   []stmtStat   `json:"statements,omitempty"`
+	// CallCosts is the server CPU per call of single statements on one
+	// connection: where ingest_webhook()'s cost per call goes.
+	CallCosts []callCost `json:"call_costs,omitempty"`
 }
 
 // runSQLIngest is scenario 1.
@@ -344,7 +348,48 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 		}
 	}
 	res.Statements = pgssTop(ctx, env, probe, 8)
+	res.CallCosts = ingestCallCosts(ctx, dbURL, probe, cfg.callN)
 	return res, audits, nil
+}
+
+// ingestCallCosts measures the server CPU per call of ingest_webhook()
+// against the plain insert, and of a copy of ingest_webhook() without
+// SECURITY DEFINER and its fixed search_path (bench.ingest_webhook, the same name so its body's ingest_webhook.<arg> labels still resolve), so the
+// report can say what the function call costs and what least privilege
+// adds. New keys come from gen_random_uuid() in the statement itself.
+func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n int) []callCost {
+	var def string
+	if err := probe.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure)`).Scan(&def); err != nil {
+		return nil
+	}
+	def = strings.Replace(def, "FUNCTION webhooks.ingest_webhook(", "FUNCTION bench.ingest_webhook(", 1)
+	def = strings.Replace(def, " SECURITY DEFINER\n", "\n", 1)
+	def = strings.Replace(def, " SET search_path TO 'pg_catalog', 'pg_temp'\n", "\n", 1)
+	if _, err := probe.Exec(ctx, def); err != nil {
+		return nil
+	}
+	var stillDefiner bool
+	if err := probe.QueryRow(ctx, `SELECT prosecdef OR proconfig IS NOT NULL FROM pg_proc
+		WHERE oid = 'bench.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure`).Scan(&stillDefiner); err != nil || stillDefiner {
+		return nil // the copy did not come out as intended: measure nothing rather than mislead
+	}
+	for _, q := range []string{
+		`SELECT webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`,
+		`INSERT INTO bench.raw (provider, external_id, event_type, payload) VALUES ('cc', 'dup', 't', '{"a": 1}')`,
+	} {
+		if _, err := probe.Exec(ctx, q); err != nil {
+			return nil
+		}
+	}
+	return measureCalls(ctx, dbURL, n, [][2]string{
+		{`SELECT 1`, "a round trip, for scale"},
+		{`INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ('cc', gen_random_uuid()::text, 't', '{"a": 1}', 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`, "plain insert, new key (the ceiling's statement)"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('cc', gen_random_uuid()::text, 't', '{"a": 1}')`, "ingest_webhook(), new key"},
+		{`SELECT event_id, outcome FROM bench.ingest_webhook('cc2', gen_random_uuid()::text, 't', '{"a": 1}')`, "the same body without SECURITY DEFINER and its SET search_path, new key"},
+		{`INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ('cc', 'dup', 't', '{"a": 1}', 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`, "plain insert, duplicate"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "ingest_webhook(), duplicate"},
+		{`SELECT event_id, outcome FROM bench.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "the same body without SECURITY DEFINER, duplicate"},
+	})
 }
 
 // notifyResult is scenario 6: what NOTIFY costs the ingest path.

@@ -305,6 +305,11 @@ func printTable(w io.Writer, r *results, s summary) {
 		fmt.Fprintf(tw, "HTTP forged deliveries\t%d\tall answered 401: %v\n", h.Rejected, h.Rejected > 0)
 		fmt.Fprintf(tw, "HTTP drain (serve, sql: handler)\t%s/s\t%d late redeliveries during it: p99 %.2f ms, max %.2f ms\n", num(h.Drain.PerS), h.Drain.Late, h.Drain.LateMS.P99, h.Drain.LateMS.Max)
 	}
+	if q := r.SQL; q != nil {
+		for _, c := range q.CallCosts {
+			fmt.Fprintf(tw, "server CPU per call: %s\t%.0f µs\t%s\n", trunc(c.Statement, 48), c.CPUus, c.What)
+		}
+	}
 	if p := r.Process; p != nil {
 		for _, pt := range p.Points {
 			fmt.Fprintf(tw, "process %d workers, batch %d\t%s/s\tpostgres %.2f cores (%.0f µs/event), runner %.2f cores (%.0f µs/event)\n", pt.Workers, pt.Batch, num(pt.PerS), pt.CPU.Postgres, pt.PGCPUus, pt.CPU.Bench, pt.RunnerCPUus)
