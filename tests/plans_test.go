@@ -3,11 +3,9 @@ package tests
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestFencedUpdatesUsePrimaryKey: the fenced updates look the event up by
@@ -28,28 +26,8 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 	execSQL(t, pool, `ANALYZE webhooks.events`)
 	leases := claim(t, pool, "w", 2000, "5 minutes")
 
-	cfg, err := pgx.ParseConfig(SuperuserURL(t, conf.Database))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var plans []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message)
-	}
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	for _, s := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
-		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`} {
-		if _, err := c.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
+		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`)
 	// The hazard is real: the same fence written with "=" picks the index.
 	rows, err := c.Query(ctx, `EXPLAIN UPDATE webhooks.events AS e SET updated_at = now()
 		WHERE e.id = $1 AND e.status = 'processing' AND e.locked_by = 'w' AND e.attempts = 1`, leases[0].ID)
@@ -76,15 +54,11 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 		{"release", `SELECT webhooks.release($1, 'w', $2)`, []any{leases[2].ID, leases[2].Attempts}},
 	}
 	for _, call := range calls {
-		mu.Lock()
-		plans = nil
-		mu.Unlock()
+		seen := len(notes())
 		if _, err := c.Exec(ctx, call.sql, call.args...); err != nil {
 			t.Fatalf("%s: %v", call.name, err)
 		}
-		mu.Lock()
-		got := strings.Join(plans, "\n")
-		mu.Unlock()
+		got := strings.Join(notes()[seen:], "\n")
 		if !strings.Contains(got, "webhooks.events") {
 			t.Fatalf("%s: auto_explain logged no plan touching webhooks.events:\n%s", call.name, got)
 		}
@@ -106,27 +80,7 @@ func TestSequenceGapsWithoutJIT(t *testing.T) {
 	ctx := context.Background()
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload)
 		SELECT 'seq', i::text, 't', '{}' FROM generate_series(1, 2000) AS i WHERE i % 10 <> 0`)
-	cfg, err := pgx.ParseConfig(SuperuserURL(t, conf.Database))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var plans []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message)
-	}
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	for _, s := range []string{`SET jit = on`, `SET jit_above_cost = 0`, `SET jit_inline_above_cost = 0`, `SET jit_optimize_above_cost = 0`} {
-		if _, err := c.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `SET jit = on`, `SET jit_above_cost = 0`, `SET jit_inline_above_cost = 0`, `SET jit_optimize_above_cost = 0`)
 	// Control: the same query outside the function is JIT-compiled here.
 	rows, err := c.Query(ctx, `EXPLAIN (ANALYZE) SELECT count(*) FROM webhooks._sequence_gaps('seq', 1, 2000)`)
 	if err != nil {
@@ -154,8 +108,7 @@ func TestSequenceGapsWithoutJIT(t *testing.T) {
 	}
 	// The function's own query; the caller's statement around it is the
 	// caller's business (and is compiled here, jit_above_cost being 0).
-	mu.Lock()
-	defer mu.Unlock()
+	plans := notes()
 	var inner string
 	for _, plan := range plans {
 		if strings.Contains(plan, "FROM webhooks._sequence_gaps(") {

@@ -19,7 +19,15 @@ import (
 // server sends it.
 func noticeConn(t testing.TB, pool *pgxpool.Pool) (*pgx.Conn, func() []string) {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(pool.Config().ConnString())
+	return noticeConnURL(t, pool.Config().ConnString())
+}
+
+// noticeConnURL opens a connection to url that collects the notices the
+// server sends it, runs the setup statements on it, and closes it when the
+// test ends. The function returned gives the notices received so far.
+func noticeConnURL(t testing.TB, url string, setup ...string) (*pgx.Conn, func() []string) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +43,11 @@ func noticeConn(t testing.TB, pool *pgxpool.Pool) (*pgx.Conn, func() []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
+	for _, s := range setup {
+		if _, err := conn.Exec(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
 	return conn, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
