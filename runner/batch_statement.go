@@ -37,11 +37,7 @@ func (w *Workers) batchStatementTimeout() time.Duration {
 // back, and the caller then runs the batch event by event, where one slow
 // or failing event is timed out and failed alone.
 func (w *Workers) processBatchStatement(hctx context.Context, log *slog.Logger, name string, h *SQLHandler, batch []*Event) bool {
-	ids := make([]int64, len(batch))
-	attempts := make([]int32, len(batch))
-	for i, ev := range batch {
-		ids[i], attempts[i] = ev.ID, ev.Attempt
-	}
+	ids, attempts := leases(batch)
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()
 	rows, err := w.Pool.Query(ctx, `SELECT event_id, outcome, error, handler_ms
@@ -78,10 +74,6 @@ func (w *Workers) processBatchStatement(hctx context.Context, log *slog.Logger, 
 			log.Info("handler failed", "event", o.EventID, "status", o.Outcome, "error", msg)
 		}
 	}
-	w.Metrics.Completed.Add(float64(completed))
-	for status, n := range failed {
-		w.Metrics.Failed.WithLabelValues(status).Add(float64(n))
-	}
-	w.Metrics.LostLeases.Add(float64(lost))
+	w.recordOutcomes(completed, failed, lost)
 	return true
 }

@@ -256,12 +256,29 @@ func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name 
 		log.Warn("batch commit failed; its events will be rescued and run again (their writes rolled back)", "error", err, "events", i)
 		return len(batch)
 	}
+	w.recordOutcomes(completed, failed, lost)
+	return i
+}
+
+// recordOutcomes counts a committed batch in the metrics: completed events,
+// failures by their new status, and completions refused by the fence.
+func (w *Workers) recordOutcomes(completed int, failed map[string]int, lost int) {
 	w.Metrics.Completed.Add(float64(completed))
 	for status, n := range failed {
 		w.Metrics.Failed.WithLabelValues(status).Add(float64(n))
 	}
 	w.Metrics.LostLeases.Add(float64(lost))
-	return i
+}
+
+// leases returns the (id, attempt) pairs that fence a batch's events, as
+// the parallel arrays the SQL functions take.
+func leases(events []*Event) (ids []int64, attempts []int32) {
+	ids = make([]int64, len(events))
+	attempts = make([]int32, len(events))
+	for i, ev := range events {
+		ids[i], attempts[i] = ev.ID, ev.Attempt
+	}
+	return ids, attempts
 }
 
 // errLeaseLost marks a completion refused by the fence.
@@ -390,11 +407,7 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 			return
 		}
 		rest := batch[st.next.Load():]
-		ids := make([]int64, len(rest))
-		attempts := make([]int32, len(rest))
-		for i, ev := range rest {
-			ids[i], attempts[i] = ev.ID, ev.Attempt
-		}
+		ids, attempts := leases(rest)
 		var kept int
 		err := w.Pool.QueryRow(ctx, `
 			SELECT count(*) FILTER (WHERE webhooks.heartbeat(x.id, $3, x.attempt, $4::interval))
@@ -413,11 +426,7 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 func (w *Workers) release(log *slog.Logger, name string, rest []*Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ids := make([]int64, len(rest))
-	attempts := make([]int32, len(rest))
-	for i, ev := range rest {
-		ids[i], attempts[i] = ev.ID, ev.Attempt
-	}
+	ids, attempts := leases(rest)
 	var n int
 	err := w.Pool.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE webhooks.release(x.id, $3, x.attempt))
