@@ -260,19 +260,10 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		if isDefault {
 			res.Statements = pgssTop(ctx, env, probe, 10)
 		}
-		n, secs, rate := handledRate(ctx, probe, provider)
-		p := processPoint{Workers: w, Batch: b, Events: n, Seconds: round3(secs), PerS: round1(rate),
-			WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
-		p.perEvent(took)
-		if n > 0 {
-			p.WALPer = round1(float64(w1.lsn-w0.lsn) / float64(n))
-		}
-		a, err := runAudit(ctx, probe, auditInput{scenario: fmt.Sprintf("process %d workers batch %d", w, b),
-			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+		p, a, err := measuredPoint(ctx, probe, fmt.Sprintf("process %d workers batch %d", w, b), provider, w, b, took, use, w0, w1)
 		if err != nil {
 			return res, audits, err
 		}
-		p.Audit = a.OK
 		audits = append(audits, a)
 		res.Points = append(res.Points, p)
 		if isDefault || (i == 0 && res.Default.Workers == 0) {
@@ -363,19 +354,10 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		if err != nil {
 			return res, audits, err
 		}
-		n, secs, rate := handledRate(ctx, probe, provider)
-		p := processPoint{Workers: 8, Batch: 100, Events: n, Seconds: round3(secs), PerS: round1(rate),
-			WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
-		p.perEvent(took)
-		if n > 0 {
-			p.WALPer = round1(float64(w1.lsn-w0.lsn) / float64(n))
-		}
-		a, err := runAudit(ctx, probe, auditInput{scenario: "process 8 workers batch 100, event by event from Go",
-			providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+		p, a, err := measuredPoint(ctx, probe, "process 8 workers batch 100, event by event from Go", provider, 8, 100, took, use, w0, w1)
 		if err != nil {
 			return res, audits, err
 		}
-		p.Audit = a.OK
 		audits = append(audits, a)
 		res.PerEvent = p
 		log.Info("process event by event", "per_s", p.PerS)
@@ -384,6 +366,24 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		}
 	}
 	return res, audits, nil
+}
+
+// measuredPoint turns one runner's drain of provider's preloaded events
+// into a processPoint — rate from the handler's own timestamps, CPU and WAL
+// (between w0 and w1) per event — and audits it as scenario.
+func measuredPoint(ctx context.Context, probe *pgxpool.Pool, scenario, provider string, workers, batch int,
+	took time.Duration, use cpuUse, w0, w1 walPos) (processPoint, audit, error) {
+	n, secs, rate := handledRate(ctx, probe, provider)
+	p := processPoint{Workers: workers, Batch: batch, Events: n, Seconds: round3(secs), PerS: round1(rate),
+		WallPerS: round1(float64(n) / took.Seconds()), CPU: use}
+	p.perEvent(took)
+	if n > 0 {
+		p.WALPer = round1(float64(w1.lsn-w0.lsn) / float64(n))
+	}
+	a, err := runAudit(ctx, probe, auditInput{scenario: scenario,
+		providers: []string{provider}, handler: true, preloaded: true, createdAnswers: -1})
+	p.Audit = a.OK
+	return p, a, err
 }
 
 // pprofTop summarises a CPU profile with `go tool pprof -top`.
