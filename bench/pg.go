@@ -362,33 +362,25 @@ func scanStmt(r pgx.CollectableRow) (stmtStat, error) {
 
 // pgssTop returns the statements of the current database by total time.
 func pgssTop(ctx context.Context, env *pgEnv, pool *pgxpool.Pool, n int) []stmtStat {
-	if !env.pgss {
-		return nil
-	}
-	rows, err := pool.Query(ctx, `SELECT `+pgssCols+` FROM pg_stat_statements
-		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-		  AND query !~* 'pg_stat_statements'
+	return pgssQuery(ctx, env, pool, `query !~* 'pg_stat_statements'
 		  AND query !~ 'bench\.acked|"acked"|^ANALYZE|^TRUNCATE|count\(\*\)|pg_backend_pid|pg_current_wal'
 		ORDER BY total_exec_time DESC LIMIT $1`, n)
-	if err != nil {
-		return nil
-	}
-	out, err := pgx.CollectRows(rows, scanStmt)
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // pgssMatch returns the statements whose text matches the regular
 // expression re.
 func pgssMatch(ctx context.Context, env *pgEnv, pool *pgxpool.Pool, re string) []stmtStat {
+	return pgssQuery(ctx, env, pool, `query ~ $1 ORDER BY total_exec_time DESC`, re)
+}
+
+// pgssQuery reads pg_stat_statements for the current database, narrowed
+// and ordered by rest (what follows "AND"); nil when it is not available.
+func pgssQuery(ctx context.Context, env *pgEnv, pool *pgxpool.Pool, rest string, args ...any) []stmtStat {
 	if !env.pgss {
 		return nil
 	}
 	rows, err := pool.Query(ctx, `SELECT `+pgssCols+` FROM pg_stat_statements
-		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query ~ $1
-		ORDER BY total_exec_time DESC`, re)
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND `+rest, args...)
 	if err != nil {
 		return nil
 	}
