@@ -29,17 +29,10 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
 		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`)
 	// The hazard is real: the same fence written with "=" picks the index.
-	rows, err := c.Query(ctx, `EXPLAIN UPDATE webhooks.events AS e SET updated_at = now()
+	naive := explainLines(t, c, `EXPLAIN UPDATE webhooks.events AS e SET updated_at = now()
 		WHERE e.id = $1 AND e.status = 'processing' AND e.locked_by = 'w' AND e.attempts = 1`, leases[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	naive, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(naive, "\n"), "events_leases_idx") {
-		t.Fatalf("the setup does not reproduce the hazard; the naive fence plans:\n%s", strings.Join(naive, "\n"))
+	if !strings.Contains(naive, "events_leases_idx") {
+		t.Fatalf("the setup does not reproduce the hazard; the naive fence plans:\n%s", naive)
 	}
 
 	l := leases[0]
@@ -82,15 +75,8 @@ func TestSequenceGapsWithoutJIT(t *testing.T) {
 		SELECT 'seq', i::text, 't', '{}' FROM generate_series(1, 2000) AS i WHERE i % 10 <> 0`)
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `SET jit = on`, `SET jit_above_cost = 0`, `SET jit_inline_above_cost = 0`, `SET jit_optimize_above_cost = 0`)
 	// Control: the same query outside the function is JIT-compiled here.
-	rows, err := c.Query(ctx, `EXPLAIN (ANALYZE) SELECT count(*) FROM webhooks._sequence_gaps('seq', 1, 2000)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	control, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(control, "\n"), "JIT:") {
+	control := explainLines(t, c, `EXPLAIN (ANALYZE) SELECT count(*) FROM webhooks._sequence_gaps('seq', 1, 2000)`)
+	if !strings.Contains(control, "JIT:") {
 		t.Skip("this server does not JIT-compile (built without LLVM); nothing to check")
 	}
 	for _, s := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_analyze = on`,
@@ -121,4 +107,18 @@ func TestSequenceGapsWithoutJIT(t *testing.T) {
 	if strings.Contains(inner, "JIT:") {
 		t.Fatalf("find_sequence_gaps' query was JIT-compiled:\n%s", inner)
 	}
+}
+
+// explainLines runs an EXPLAIN statement on c and returns its plan as text.
+func explainLines(t *testing.T, c *pgx.Conn, explain string, args ...any) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), explain, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }
