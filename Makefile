@@ -100,13 +100,13 @@ bin/goose:
 goose: bin/goose ## build the stock goose CLI (Postgres driver only) into bin/goose
 
 .PHONY: migration
-migration: ## create the next migration: make migration NAME=create_function_foo [DIR=functions]
+migration: ## create the next migration (forward-only, no Down): make migration NAME=create_function_foo [DIR=functions]
 	@test -n "$(NAME)" || { echo "usage: make migration NAME=verb_object [DIR=schema|functions|views|checks]"; exit 2; }
 	@dir=sql/$${DIR:-$$(case "$(NAME)" in *function*) echo functions;; *view*) echo views;; *check*) echo checks;; *) echo schema;; esac)}; \
 	last=$$(ls sql/*/[0-9][0-9][0-9][0-9][0-9]_*.sql | xargs -n1 basename | cut -c1-5 | sort -n | tail -1); \
 	next=$$(printf '%05d' $$((10#$$last + 1))); \
 	f=$$dir/$${next}_$(NAME).sql; \
-	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n\n-- +goose Down\n' > $$f; \
+	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n' > $$f; \
 	echo "created $$f"
 
 .PHONY: clean
