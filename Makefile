@@ -93,6 +93,13 @@ sql-dist: ## write the flattened migrations to dist/migrations/ for the stock go
 	@echo "apply with: goose -dir dist/migrations postgres \"\$$DATABASE_URL\" up"
 	@echo "(to share pginbox's version table: create schema webhooks first, then GOOSE_TABLE=webhooks.goose_db_version)"
 
+.PHONY: sql-checksums
+sql-checksums: ## at release time: record the checksums of every migration in sql/released.sha256 (refuses if a released file changed)
+	@if [ -f sql/released.sha256 ]; then sha256sum --quiet -c sql/released.sha256 || { echo "a released migration changed: restore it before recording a release"; exit 1; }; fi
+	@ls sql/schema/[0-9]*.sql sql/functions/[0-9]*.sql sql/views/[0-9]*.sql sql/checks/[0-9]*.sql \
+	  | awk -F/ '{print $$3 "\t" $$0}' | sort | cut -f2 | xargs sha256sum > sql/released.sha256
+	@echo "sql/released.sha256: $$(wc -l < sql/released.sha256) migrations, the last $$(tail -n 1 sql/released.sha256 | sed -E 's|.*/([0-9]{5})_.*|\1|')"
+
 bin/goose:
 	$(GO) build -tags "$(GOOSE_TAGS)" -o bin/goose github.com/pressly/goose/v3/cmd/goose
 
@@ -112,3 +119,8 @@ migration: ## create the next migration (forward-only, no Down): make migration 
 .PHONY: clean
 clean: ## remove build output (keeps the .pginbox cluster)
 	rm -rf bin dist bench/out
+
+.PHONY: schema
+schema: postgres ## rewrite sql/schema.sql (the reference schema) from a freshly migrated database
+	$(WITHPG) $(GO) test -count=1 ./tests -run '^TestReferenceSchema$$' -update
+	@git diff --stat -- sql/schema.sql

@@ -24,7 +24,10 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
-//go:embed sql
+// The migrations only: sql/schema.sql (the reference dump) and
+// sql/released.sha256 stay out of the binary.
+//
+//go:embed sql/schema/*.sql sql/functions/*.sql sql/views/*.sql sql/checks/*.sql
 var embedded embed.FS
 
 // VersionTable is the goose version table pginbox migrates with. It lives in
