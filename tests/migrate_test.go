@@ -47,7 +47,7 @@ func TestMigrateUpTwice(t *testing.T) {
 	if err := pginbox.Migrate(ctx, db); err != nil {
 		t.Fatalf("first migrate: %v", err)
 	}
-	p, err := pginbox.NewProvider(db)
+	p, err := pginbox.NewMigrationProvider(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestGooseCLIMatchesMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, []string{"GOOSE_TABLE=" + pginbox.VersionTable}, goose, "-dir", dist, "postgres", mixedConf.URL(), "up")
-	p, err := pginbox.NewProvider(mixed)
+	p, err := pginbox.NewMigrationProvider(mixed)
 	if err != nil {
 		t.Fatal(err)
 	}
