@@ -82,9 +82,11 @@ bench-quick: postgres build ## the bench suite reduced to under a minute (bench/
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(GO) -C tools/goose mod tidy -diff
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI
@@ -100,8 +102,10 @@ sql-checksums: ## at release time: record the checksums of every migration in sq
 	  | awk -F/ '{print $$3 "\t" $$0}' | sort | cut -f2 | xargs sha256sum > sql/released.sha256
 	@echo "sql/released.sha256: $$(wc -l < sql/released.sha256) migrations, the last $$(tail -n 1 sql/released.sha256 | sed -E 's|.*/([0-9]{5})_.*|\1|')"
 
-bin/goose:
-	$(GO) build -tags "$(GOOSE_TAGS)" -o bin/goose github.com/pressly/goose/v3/cmd/goose
+# The goose CLI is built from the module tools/goose, so its drivers stay out
+# of pginbox's own module graph.
+bin/goose: tools/goose/go.mod tools/goose/go.sum
+	$(GO) build -C tools/goose -tags "$(GOOSE_TAGS)" -o $(CURDIR)/bin/goose github.com/pressly/goose/v3/cmd/goose
 
 .PHONY: goose
 goose: bin/goose ## build the stock goose CLI (Postgres driver only) into bin/goose

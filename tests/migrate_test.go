@@ -305,12 +305,17 @@ func findTool(t *testing.T, name string) string {
 	return p
 }
 
-// buildGoose builds the stock goose CLI (a tool dependency in go.mod) with
-// only its Postgres driver.
+// buildGoose builds the stock goose CLI with only its Postgres driver, as
+// make goose does: from the module tools/goose, which keeps the CLI's other
+// drivers out of pginbox's module graph.
 func buildGoose(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "goose")
-	run(t, nil, "go", "build", "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
+	tools, err := filepath.Abs(filepath.Join("..", "tools", "goose"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "go", "build", "-C", tools, "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
 		"-o", out, "github.com/pressly/goose/v3/cmd/goose")
 	return out
 }
