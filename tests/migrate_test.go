@@ -178,7 +178,7 @@ func TestGooseCLIMatchesMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cliDB, cliConf := emptyDB(t)
-	// The contract's command, as written.
+	// The documented command, as written: goose -dir dist/migrations postgres "$DATABASE_URL" up.
 	run(t, nil, goose, "-dir", dist, "postgres", cliConf.URL(), "up")
 
 	dump := func(conf *pgtestdb.Config) string {
