@@ -82,9 +82,11 @@ bench-quick: postgres build ## the bench suite reduced to under a minute (bench/
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(GO) -C tools/goose mod tidy -diff
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI
@@ -93,22 +95,36 @@ sql-dist: ## write the flattened migrations to dist/migrations/ for the stock go
 	@echo "apply with: goose -dir dist/migrations postgres \"\$$DATABASE_URL\" up"
 	@echo "(to share pginbox's version table: create schema webhooks first, then GOOSE_TABLE=webhooks.goose_db_version)"
 
-bin/goose:
-	$(GO) build -tags "$(GOOSE_TAGS)" -o bin/goose github.com/pressly/goose/v3/cmd/goose
+.PHONY: sql-checksums
+sql-checksums: ## at release time: record the checksums of every migration in sql/released.sha256 (refuses if a released file changed)
+	@if [ -f sql/released.sha256 ]; then sha256sum --quiet -c sql/released.sha256 || { echo "a released migration changed: restore it before recording a release"; exit 1; }; fi
+	@ls sql/schema/[0-9]*.sql sql/functions/[0-9]*.sql sql/views/[0-9]*.sql sql/checks/[0-9]*.sql \
+	  | awk -F/ '{print $$3 "\t" $$0}' | sort | cut -f2 | xargs sha256sum > sql/released.sha256
+	@echo "sql/released.sha256: $$(wc -l < sql/released.sha256) migrations, the last $$(tail -n 1 sql/released.sha256 | sed -E 's|.*/([0-9]{5})_.*|\1|')"
+
+# The goose CLI is built from the module tools/goose, so its drivers stay out
+# of pginbox's own module graph.
+bin/goose: tools/goose/go.mod tools/goose/go.sum
+	$(GO) build -C tools/goose -tags "$(GOOSE_TAGS)" -o $(CURDIR)/bin/goose github.com/pressly/goose/v3/cmd/goose
 
 .PHONY: goose
 goose: bin/goose ## build the stock goose CLI (Postgres driver only) into bin/goose
 
 .PHONY: migration
-migration: ## create the next migration: make migration NAME=create_function_foo [DIR=functions]
+migration: ## create the next migration (forward-only, no Down): make migration NAME=create_function_foo [DIR=functions]
 	@test -n "$(NAME)" || { echo "usage: make migration NAME=verb_object [DIR=schema|functions|views|checks]"; exit 2; }
 	@dir=sql/$${DIR:-$$(case "$(NAME)" in *function*) echo functions;; *view*) echo views;; *check*) echo checks;; *) echo schema;; esac)}; \
 	last=$$(ls sql/*/[0-9][0-9][0-9][0-9][0-9]_*.sql | xargs -n1 basename | cut -c1-5 | sort -n | tail -1); \
 	next=$$(printf '%05d' $$((10#$$last + 1))); \
 	f=$$dir/$${next}_$(NAME).sql; \
-	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n\n-- +goose Down\n' > $$f; \
+	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n' > $$f; \
 	echo "created $$f"
 
 .PHONY: clean
 clean: ## remove build output (keeps the .pginbox cluster)
 	rm -rf bin dist bench/out
+
+.PHONY: schema
+schema: postgres ## rewrite sql/schema.sql (the reference schema) from a freshly migrated database
+	$(WITHPG) $(GO) test -count=1 ./tests -run '^TestReferenceSchema$$' -update
+	@git diff --stat -- sql/schema.sql

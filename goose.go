@@ -24,7 +24,10 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
-//go:embed sql
+// The migrations only: sql/schema.sql (the reference dump) and
+// sql/released.sha256 stay out of the binary.
+//
+//go:embed sql/schema/*.sql sql/functions/*.sql sql/views/*.sql sql/checks/*.sql
 var embedded embed.FS
 
 // VersionTable is the goose version table pginbox migrates with. It lives in
@@ -99,10 +102,12 @@ func MigrationFiles() ([]string, error) {
 	return names, nil
 }
 
-// NewProvider returns a goose provider for the pginbox migrations on db,
-// using the version table [VersionTable] and a Postgres session locker so two
-// migrators of the same database cannot race. It uses no global goose state.
-func NewProvider(db *sql.DB, opts ...goose.ProviderOption) (*goose.Provider, error) {
+// NewMigrationProvider returns a goose provider for the pginbox migrations
+// on db, using the version table [VersionTable] and a Postgres session locker
+// so two migrators of the same database cannot race. It uses no global goose
+// state. (A goose provider applies migrations; it has nothing to do with the
+// webhook providers of package runner.)
+func NewMigrationProvider(db *sql.DB, opts ...goose.ProviderOption) (*goose.Provider, error) {
 	fsys, err := Migrations()
 	if err != nil {
 		return nil, err
@@ -130,7 +135,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	if err := ensureSchema(ctx, db); err != nil {
 		return err
 	}
-	p, err := NewProvider(db)
+	p, err := NewMigrationProvider(db)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package pginbox
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -21,15 +22,20 @@ func TestMigrationsFlattened(t *testing.T) {
 		t.Fatalf("only %d migrations at the root of the flattened fs", len(names))
 	}
 	for i, n := range names {
-		if i > 0 && n[:5] <= names[i-1][:5] {
-			t.Fatalf("%s follows %s: versions must be unique and increasing", n, names[i-1])
+		// One contiguous sequence: make migration takes the next number.
+		if want := fmt.Sprintf("%05d_", i+1); !strings.HasPrefix(n, want) {
+			t.Fatalf("%s is migration number %d: versions must run 00001, 00002, ... without holes", n, i+1)
 		}
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(data), "-- +goose Up") || !strings.Contains(string(data), "-- +goose Down") {
-			t.Errorf("%s lacks goose Up/Down annotations", n)
+		if !strings.Contains(string(data), "-- +goose Up") {
+			t.Errorf("%s lacks its -- +goose Up annotation", n)
+		}
+		// Forward-only (sql/README.md): a Down section no test runs is untested SQL.
+		if strings.Contains(string(data), "-- +goose Down") {
+			t.Errorf("%s has a -- +goose Down section: migrations are forward-only", n)
 		}
 	}
 }

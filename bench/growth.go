@@ -329,7 +329,7 @@ func gapDetection(ctx context.Context, pool *pgxpool.Pool, window int64, log *sl
 	_ = pool.QueryRow(ctx, `SELECT to_regprocedure('webhooks._sequence_gaps(text,bigint,bigint)') IS NOT NULL`).Scan(&inner)
 	if inner {
 		// The inlinable SQL function shows the real plan, under the
-		// settings the wrapper runs it with (jit = off since 00137).
+		// settings the wrapper runs it with (find_sequence_gaps sets jit = off).
 		var set []string
 		_ = pool.QueryRow(ctx, `SELECT coalesce(array_agg('SET LOCAL ' || split_part(c, '=', 1) || ' = ' || quote_literal(split_part(c, '=', 2))), '{}')
 			FROM pg_proc, unnest(proconfig) AS c

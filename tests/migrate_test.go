@@ -47,7 +47,7 @@ func TestMigrateUpTwice(t *testing.T) {
 	if err := pginbox.Migrate(ctx, db); err != nil {
 		t.Fatalf("first migrate: %v", err)
 	}
-	p, err := pginbox.NewProvider(db)
+	p, err := pginbox.NewMigrationProvider(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestGooseCLIMatchesMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cliDB, cliConf := emptyDB(t)
-	// The contract's command, as written.
+	// The documented command, as written: goose -dir dist/migrations postgres "$DATABASE_URL" up.
 	run(t, nil, goose, "-dir", dist, "postgres", cliConf.URL(), "up")
 
 	dump := func(conf *pgtestdb.Config) string {
@@ -219,7 +219,7 @@ func TestGooseCLIMatchesMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, []string{"GOOSE_TABLE=" + pginbox.VersionTable}, goose, "-dir", dist, "postgres", mixedConf.URL(), "up")
-	p, err := pginbox.NewProvider(mixed)
+	p, err := pginbox.NewMigrationProvider(mixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,12 +305,17 @@ func findTool(t *testing.T, name string) string {
 	return p
 }
 
-// buildGoose builds the stock goose CLI (a tool dependency in go.mod) with
-// only its Postgres driver.
+// buildGoose builds the stock goose CLI with only its Postgres driver, as
+// make goose does: from the module tools/goose, which keeps the CLI's other
+// drivers out of pginbox's module graph.
 func buildGoose(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "goose")
-	run(t, nil, "go", "build", "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
+	tools, err := filepath.Abs(filepath.Join("..", "tools", "goose"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "go", "build", "-C", tools, "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
 		"-o", out, "github.com/pressly/goose/v3/cmd/goose")
 	return out
 }

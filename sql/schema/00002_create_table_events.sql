@@ -28,6 +28,18 @@ CREATE TABLE webhooks.events (
     locked_until      timestamptz,
     last_error        text,
     payload_pruned_at timestamptz,
+    -- The external_id read as a number, for providers whose ids form a
+    -- numeric sequence (find_sequence_gaps()). Filled by Postgres itself at
+    -- ingest (a stored generated column: no caller can forget it or get it
+    -- wrong) and NULL for every other id, so it costs nothing for
+    -- non-numeric providers. Only canonical decimals count: 1 to 18 digits,
+    -- no sign, no leading zero (except "0" itself). "007" would otherwise
+    -- read as 7 and make the ids "7" and "007" one number; a non-canonical
+    -- id is left out of sequence gap detection altogether. 18 digits always
+    -- fit in a bigint.
+    seq               bigint      GENERATED ALWAYS AS (
+        CASE WHEN external_id ~ '^(0|[1-9][0-9]{0,17})$' THEN external_id::bigint END
+    ) STORED,
 
     CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id),
 
@@ -97,6 +109,36 @@ CREATE INDEX events_unpruned_idx ON webhooks.events (received_at)
 -- order, so a BRIN index on received_at costs almost nothing to keep.
 CREATE INDEX events_received_at_brin ON webhooks.events USING brin (received_at);
 
+-- find_sequence_gaps() reads the received ids of one provider in a window of
+-- the sequence from this index, in order: its cost follows the rows present,
+-- not the width of the window. Partial, so non-numeric ids take no space.
+CREATE INDEX events_provider_seq_idx ON webhooks.events (provider, seq)
+    WHERE seq IS NOT NULL;
+
+-- reconcile() flags a second terminal event for a job that already reached
+-- one. A job is identified by the payload's top-level job_id, falling back to
+-- the external_id (Sume keys job webhooks on job_id, so the two agree for
+-- every job webhook, and the fallback still finds a row whose payload prune()
+-- has dropped). The check looks up earlier terminal rows of the same
+-- (provider, job) here; the index is partial, so only terminal job events pay
+-- for it at ingest.
+CREATE INDEX events_job_terminal_idx
+    ON webhooks.events (provider, (coalesce(payload ->> 'job_id', external_id)), id)
+    WHERE event_type IN ('job.completed', 'job.failed', 'job.canceled');
+
+-- The queue_health view counts recently dead events here without scanning
+-- the whole table. Partial on dead rows only, so ingestion (which only ever
+-- writes pending rows) never touches it; and since status is already in the
+-- predicate of events_claimable_idx, the status change that lands a row here
+-- breaks no HOT update that was not already broken.
+CREATE INDEX events_dead_idx ON webhooks.events (updated_at)
+    WHERE status = 'dead';
+
+-- Nothing here is PUBLIC's: roles get access through grant_ingest(),
+-- grant_worker() and grant_reader().
+REVOKE ALL ON TABLE webhooks.events FROM PUBLIC;
+REVOKE ALL ON SEQUENCE webhooks.events_id_seq FROM PUBLIC;
+
 COMMENT ON TABLE webhooks.events IS
   'Every webhook event received, exactly once per (provider, external_id); also the work queue.';
 COMMENT ON COLUMN webhooks.events.external_id IS
@@ -107,6 +149,6 @@ COMMENT ON COLUMN webhooks.events.revision IS
   '1 on first delivery; incremented each time a redelivery reconciled the payload of a pending event.';
 COMMENT ON COLUMN webhooks.events.attempts IS
   'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
-
--- +goose Down
-DROP TABLE webhooks.events;
+COMMENT ON COLUMN webhooks.events.seq IS
+  'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). '
+  'Used by find_sequence_gaps().';

@@ -26,8 +26,7 @@ CREATE TABLE webhooks.expectations (
 CREATE INDEX expectations_open_idx ON webhooks.expectations (deadline)
     WHERE met_at IS NULL;
 
+REVOKE ALL ON TABLE webhooks.expectations FROM PUBLIC;
+
 COMMENT ON TABLE webhooks.expectations IS
   'Webhooks that should arrive by a deadline, recorded at submit time (webhooks.expect()).';
-
--- +goose Down
-DROP TABLE webhooks.expectations;

@@ -14,8 +14,8 @@ CREATE TABLE webhooks.reconcile_runs (
 
 CREATE INDEX reconcile_runs_started_at_idx ON webhooks.reconcile_runs (started_at);
 
+REVOKE ALL ON TABLE webhooks.reconcile_runs FROM PUBLIC;
+REVOKE ALL ON SEQUENCE webhooks.reconcile_runs_id_seq FROM PUBLIC;
+
 COMMENT ON TABLE webhooks.reconcile_runs IS
   'One row per reconciliation pass (webhooks.reconcile()), with its counts and duration.';
-
--- +goose Down
-DROP TABLE webhooks.reconcile_runs;

@@ -18,8 +18,7 @@ CREATE TABLE webhooks.checks (
         CHECK (min_ok IS NULL OR max_ok IS NULL OR min_ok <= max_ok)
 );
 
+REVOKE ALL ON TABLE webhooks.checks FROM PUBLIC;
+
 COMMENT ON TABLE webhooks.checks IS
   'Anomaly checks: a value computed by query must lie within [min_ok, max_ok] (NULL = unbounded).';
-
--- +goose Down
-DROP TABLE webhooks.checks;

@@ -15,8 +15,8 @@ CREATE TABLE webhooks.replays (
 
 CREATE INDEX replays_event_id_idx ON webhooks.replays (event_id);
 
+REVOKE ALL ON TABLE webhooks.replays FROM PUBLIC;
+REVOKE ALL ON SEQUENCE webhooks.replays_id_seq FROM PUBLIC;
+
 COMMENT ON TABLE webhooks.replays IS
   'Audit trail of webhooks.replay(): the only way a processed event runs again.';
-
--- +goose Down
-DROP TABLE webhooks.replays;

@@ -1,0 +1,151 @@
+-- +goose Up
+-- +goose StatementBegin
+-- webhooks.ingest_webhook stores one delivery exactly once. The unique key
+-- (provider, external_id) and a single INSERT ... ON CONFLICT decide, never a
+-- read, so any number of concurrent deliveries of the same id yield one row
+-- and exactly one 'created'. A redelivery of an event that is still pending
+-- and carries a different payload reconciles the payload ('updated');
+-- anything else ('duplicate') writes nothing (normally not even a row lock).
+--
+-- ON CONFLICT ... DO UPDATE ... WHERE <false> returns no row, so a duplicate is
+-- told apart by the missing RETURNING row, and created from updated by the
+-- revision counter the update bumps: no reliance on xmax.
+--
+-- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
+-- with a row committed after the caller's snapshot was taken fails with
+-- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
+--
+-- Two things keep the hot path cheap. The arguments are checked in one
+-- expression; only a bad argument runs _require_text, which names it in the
+-- error (four PERFORMs would be four SPI queries per delivery). And the key
+-- is first looked up without a lock: the upsert alone would make every
+-- duplicate a writing transaction, since ON CONFLICT ... DO UPDATE ... WHERE
+-- locks the conflicting row before it evaluates the WHERE (an xid, a WAL
+-- record and a WAL flush at commit per duplicate, and concurrent duplicates
+-- of one event queueing on each other's row lock). The look-up never decides
+-- that a key is new: only the unique key does. bench/REPORT.md measures both.
+--
+-- SECURITY DEFINER with a fixed search_path (pg_catalog first, pg_temp last),
+-- like every public function that touches the tables: a role allowed to call
+-- it (grant_ingest) needs no privilege on the tables behind it, so an ingest
+-- role can store deliveries without being able to read a single payload.
+-- Every object the body uses is schema-qualified, and the fixed search_path
+-- keeps a caller's own objects from being picked up instead.
+CREATE OR REPLACE FUNCTION webhooks.ingest_webhook(
+    provider    text,
+    external_id text,
+    event_type  text,
+    payload     jsonb,
+    source      text    DEFAULT 'webhook',
+    notify      boolean DEFAULT false
+)
+RETURNS TABLE (event_id bigint, outcome text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_id       bigint;
+    v_revision integer;
+    v_changes  boolean;
+BEGIN
+    -- The hot path checks every argument in one expression; only a bad
+    -- argument pays for the helper that names it in the error.
+    IF ingest_webhook.provider IS NULL OR octet_length(ingest_webhook.provider) > 64
+       OR btrim(ingest_webhook.provider, E' \t\r\n') = ''
+       OR ingest_webhook.external_id IS NULL OR octet_length(ingest_webhook.external_id) > 255
+       OR btrim(ingest_webhook.external_id, E' \t\r\n') = ''
+       OR ingest_webhook.event_type IS NULL OR octet_length(ingest_webhook.event_type) > 255
+       OR btrim(ingest_webhook.event_type, E' \t\r\n') = ''
+       OR ingest_webhook.source IS NULL OR octet_length(ingest_webhook.source) > 32
+       OR btrim(ingest_webhook.source, E' \t\r\n') = '' THEN
+        PERFORM webhooks._require_text('provider', ingest_webhook.provider, 64);
+        PERFORM webhooks._require_text('external_id', ingest_webhook.external_id, 255);
+        PERFORM webhooks._require_text('event_type', ingest_webhook.event_type, 255);
+        PERFORM webhooks._require_text('source', ingest_webhook.source, 32);
+    END IF;
+    IF ingest_webhook.payload IS NULL OR jsonb_typeof(ingest_webhook.payload) <> 'object' THEN
+        RAISE EXCEPTION 'pginbox: payload must be a JSON object, got %',
+            coalesce(jsonb_typeof(ingest_webhook.payload), 'SQL NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- The loop only repeats when a concurrent prune deletes the row between
+    -- two statements.
+    FOR v_try IN 1..3 LOOP
+        -- 1. Look, without locking. A known key whose row would not change
+        --    (no longer pending, or the same payload) is a duplicate and ends
+        --    here: a read-only transaction (no xid, no WAL, no flush at
+        --    commit) that never waits on another delivery's row lock. The
+        --    look never decides that a key is new: only the unique key does,
+        --    in step 2.
+        SELECT e.id, (e.status = 'pending' AND e.payload IS DISTINCT FROM ingest_webhook.payload)
+        INTO v_id, v_changes
+        FROM webhooks.events AS e
+        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+
+        IF v_id IS NOT NULL AND NOT v_changes THEN
+            event_id := v_id;
+            outcome  := 'duplicate';
+            RETURN NEXT;
+            RETURN;
+        END IF;
+
+        -- 2. A new key, or a pending event with another payload: the one
+        --    atomic upsert decides, exactly as before the look existed.
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source)
+        ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
+            SET payload    = excluded.payload,
+                event_type = excluded.event_type,
+                revision   = e.revision + 1,
+                updated_at = now()
+            WHERE e.status = 'pending'
+              AND e.payload IS DISTINCT FROM excluded.payload
+        RETURNING e.id, e.revision INTO v_id, v_revision;
+
+        IF v_id IS NOT NULL THEN
+            IF ingest_webhook.notify THEN
+                PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
+            END IF;
+            event_id := v_id;
+            outcome  := CASE WHEN v_revision = 1 THEN 'created' ELSE 'updated' END;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+
+        -- 3. The upsert wrote nothing: a concurrent delivery got there first
+        --    (between the look and the upsert) and the row is not a pending
+        --    event with a different payload. ON CONFLICT locked the row, so
+        --    it is committed and visible to this statement's fresh snapshot.
+        SELECT e.id INTO v_id
+        FROM webhooks.events AS e
+        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+
+        IF v_id IS NOT NULL THEN
+            event_id := v_id;
+            outcome  := 'duplicate';
+            RETURN NEXT;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',
+        ingest_webhook.provider, ingest_webhook.external_id
+        USING ERRCODE = 'serialization_failure';
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean) IS
+  'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '
+  '(a key already stored and unchanged is answered by a look-up first, read-only). Returns one row '
+  '(event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different '
+  'payload: payload reconciled) or duplicate (nothing written). Never raises on a duplicate; raises on a NULL/blank '
+  'provider, external_id, event_type or source, an external_id over 255 bytes, or a payload that is not a '
+  'JSON object. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY '
+  'serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise '
+  'SQLSTATE 40001: retry.';
+REVOKE EXECUTE ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean) FROM PUBLIC;
