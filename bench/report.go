@@ -45,7 +45,7 @@ func renderReport(r *results, s summary, outDir, reportPath string, charts []str
 	for _, t := range s.Targets {
 		p("| %s | %s | %s |\n", t.Goal, fmtValue(t), verdict(t))
 	}
-	p("\n### Contract figures (`summary.json`)\n\n| key | value |\n|---|---|\n")
+	p("\n### Headline figures (`summary.json`)\n\n| key | value |\n|---|---|\n")
 	p("| deliveries | %d |\n| distinct_events | %d |\n| created | %d |\n| processed | %d |\n| processed_twice | %d |\n| lost | %d |\n",
 		s.Deliveries, s.DistinctEvents, s.Created, s.Processed, s.ProcessedTwice, s.Lost)
 	p("| ingest_sql_per_s | %s |\n| raw_insert_per_s | %s |\n| ingest_http_per_s | %s |\n| process_per_s | %s |\n| latency_ms.p50 | %.2f |\n| latency_ms.p99 | %.2f |\n\n",
@@ -82,7 +82,7 @@ func renderReport(r *results, s summary, outDir, reportPath string, charts []str
 		p("The machine was mostly idle.\n")
 	}
 	pg := r.Postgres
-	where := "a cluster the bench started itself in a fresh temporary folder from the installed binaries (runner/localpg), removed afterwards"
+	where := "a cluster the bench started itself in a fresh temporary folder from the installed binaries (internal/localpg), removed afterwards"
 	if !pg.OwnCluster {
 		where = "the server at `DATABASE_URL` (scratch databases created and dropped by the bench)"
 	}
@@ -494,7 +494,7 @@ func notifySection(b *strings.Builder, r *results) {
 	n := r.Notify
 	p("## 6. The cost of NOTIFY\n\n")
 	p("%d connections ingest unique events with `ingest_webhook()` in interleaved slices of %.1f s (%d rounds), while one connection LISTENs on `webhooks_events` (as a runner's would): "+
-		"**none** — no NOTIFY (the default); **coalesced** — after each created delivery the client calls the runner's own `runner.Notifier.Signal()`, which sends at most one `pg_notify` per 50 ms from a side goroutine, in its own statement after the deliveries committed; "+
+		"**none** — no NOTIFY (the default); **coalesced** — after each created delivery the client signals the runner's own coalescing notifier, which sends at most one `pg_notify` per 50 ms from a side goroutine, in its own statement after the deliveries committed; "+
 		"**per_row** — `ingest_webhook(…, notify => true)`, a `pg_notify` inside every ingest transaction.\n\n", n.Conns, n.SliceSeconds, n.Rounds)
 	p("| variant | deliveries/s | × none | call p50 / p99 ms | notifications received |\n|---|---:|---:|---|---:|\n")
 	for _, v := range n.Variants {
@@ -503,7 +503,7 @@ func notifySection(b *strings.Builder, r *results) {
 	p("\nA transaction that queued a notification takes a server-wide lock when it commits and holds it until its commit is flushed: per-row NOTIFY turns group commit into one flush per delivery, across every connection. The coalesced NOTIFY costs one extra small transaction per 50 ms, whatever the delivery rate.\n\n")
 }
 
-// findingsSection lists what the lead should fix, with the figures of this
+// findingsSection lists what to fix, with the figures of this
 // run as evidence.
 func findingsSection(b *strings.Builder, r *results, s summary) {
 	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
@@ -512,12 +512,12 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 	if r.SQL != nil {
 		if w := worstStorm(r.SQL); w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer > 0.5 {
 			any = true
-			p("### Duplicates are writing, flushed transactions (`sql/functions/00009_create_function_ingest_webhook.sql`)\n\n")
+			p("### Duplicates are writing, flushed transactions (`webhooks.ingest_webhook()`)\n\n")
 			p("Evidence: duplicate storm at %d connections, `ingest_webhook()` %s/s vs the plain insert %s/s (%.2f×); %.2f xids and %.0f WAL bytes per delivery against %.2f and %.0f. "+
 				"`INSERT … ON CONFLICT … DO UPDATE SET … WHERE e.status = 'pending' AND e.payload IS DISTINCT FROM excluded.payload` takes a row lock on the existing row before evaluating the WHERE, even when nothing is updated. "+
 				"That lock is a heap write (xmax, a WAL record), gives the transaction an xid, and makes its commit wait for a WAL flush; concurrent copies of one event also wait for each other's lock. "+
 				"Sume's redeliveries are byte-identical, so nearly every duplicate takes this path for nothing.\n\n", w.Conns, num(w.Ingest.PerS), num(w.Raw.PerS), w.Ratio, w.Ingest.XIDsPer, w.Ingest.WALBytesPer, w.Raw.XIDsPer, w.Raw.WALBytesPer)
-			p("Suggested fix (keeps the single-statement race safety of PITFALLS §1–2): look before writing, without locking — " +
+			p("Suggested fix (keeps the race safety of letting one `INSERT … ON CONFLICT` decide): look before writing, without locking — " +
 				"`SELECT id INTO v_id FROM webhooks.events e WHERE (e.provider, e.external_id) = (…) AND (e.status <> 'pending' OR e.payload = ingest_webhook.payload)`; if found, answer `duplicate` with no write. " +
 				"Otherwise run the existing upsert unchanged. Correctness does not depend on the look-up: a row it finds exists for good (rows are only deleted by `prune()` long after processing, which the existing retry loop already handles), " +
 				"and an event it misses goes through the same `INSERT … ON CONFLICT` as today. A duplicate then costs one index probe in a read-only transaction — no xid, no WAL, no flush — like the `DO NOTHING` ceiling. " +
@@ -575,7 +575,7 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 	}
 	if pr := r.Process; pr != nil && strings.Contains(pr.CompletePlan, "events_leases_idx") {
 		any = true
-		p("### `complete()` scans every in-flight lease instead of using the primary key (`sql/functions/00011`, same pattern in `00012_fail`, `00013_heartbeat`, `00080_release`)\n\n")
+		p("### `complete()` scans every in-flight lease instead of using the primary key (`webhooks.complete()`, same pattern in `webhooks.fail()`, `webhooks.heartbeat()`, `webhooks.release()`)\n\n")
 		p("Evidence: the `auto_explain` plan in section 3 — `Index Scan using events_leases_idx … Filter: ((id = $1) AND (status = 'processing') …)` with *Rows Removed by Filter* ≈ the number of events in flight. " +
 			"The fenced `UPDATE … WHERE e.id = $1 AND e.status = 'processing' AND …` matches the partial index `events_leases_idx (locked_until) WHERE status = 'processing'`, and whenever the statistics were taken with few rows in `processing` — the normal state of a queue when autovacuum analyzes it — the planner costs that index as nearly empty and prefers it to `events_pkey`. " +
 			"Each `complete()` then reads every in-flight lease: O(workers × batch) per event, O(workers × batch²) per batch. The same `WHERE` shape is in `fail()`, `heartbeat()` and `release()`. " +
@@ -637,13 +637,13 @@ func findingsSection(b *strings.Builder, r *results, s summary) {
 			"every ingest inserts a random key into the unique index (%.0f MiB at this size), and every claim and every `complete()` is a non-HOT update by construction — they change `status`, which appears in partial-index predicates, and `locked_until`, the key of `events_leases_idx` — so each writes a new tuple version and a new entry into *every* index, including the unique index at the same random position. "+
 			"Once the indexes and the recent heap no longer fit in shared_buffers (1 GB here), those random leaf pages are read from the OS cache, and the first change of each page after a checkpoint writes a full-page image to the WAL that the commit then waits to flush.\n\n",
 			growthWhy(g), last.IndexMiB["events_claimable_idx"], last.IndexMiB["events_provider_external_id_key"])
-		p("Options, for the lead to weigh (a design decision, not a one-line fix): keep finished rows out of the hot table — e.g. `prune()` moving processed rows to an archive table that keeps only the key, with `ingest_webhook()` checking it, so the indexes every claim and complete write into stay as small as the recent window; " +
+		p("Options (a design decision, not a one-line fix): keep finished rows out of the hot table — e.g. `prune()` moving processed rows to an archive table that keeps only the key, with `ingest_webhook()` checking it, so the indexes every claim and complete write into stay as small as the recent window; " +
 			"or fewer indexes touched per update (every index on `webhooks.events` costs an entry per claim and per complete); and shared_buffers sized for the unique index plus the recent heap.\n\n")
 	}
 	if g := r.Growth; g != nil && g.Gaps.Available && jitTotal(g.Gaps.Plan) > 0.1*g.Gaps.BestMS {
 		any = true
 		jit := jitTotal(g.Gaps.Plan)
-		p("### Gap detection spends %.0f of %.0f ms compiling itself (`sql/functions/00024`, `00025`)\n\n", jit, g.Gaps.BestMS)
+		p("### Gap detection spends %.0f of %.0f ms compiling itself (`webhooks._sequence_gaps()`, `webhooks.find_sequence_gaps()`)\n\n", jit, g.Gaps.BestMS)
 		p("Evidence: the plan in section 5 — `JIT: … Total %.0f ms` — for a query that returns %d rows. `webhooks._sequence_gaps()` expands the holes with `generate_series(w.seq + 1, w.next_seq - 1)`, which the planner costs at 1,000 rows per call (%s rows in all), so every window of any size crosses `jit_optimize_above_cost`. "+
 			"Suggested fix: `SET jit = off` on the plpgsql wrapper `webhooks.find_sequence_gaps()` — its `RETURN QUERY` is planned under the function's settings (a `SET` clause on `_sequence_gaps` itself would stop it being inlined). The rest of the plan is what the design intends: one index-only scan of `events_provider_seq_idx` over the window, no per-id probes.\n\n",
 			jit, g.Gaps.Found, estRows(g.Gaps.Plan))
