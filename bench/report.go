@@ -1,18 +1,166 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
+	"text/template"
 )
+
+// reportTemplate is the prose of REPORT.md; this file only gathers the
+// figures it renders (reportData).
+//
+//go:embed report.md.tmpl
+var reportTemplate string
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"num":      num,
+	"human":    human,
+	"outcomes": outcomes,
+	"fmtValue": fmtValue,
+	"okWord":   okWord,
+	"okBool":   okBool,
+	"unitSuffix": func(u string) string {
+		if u == "" {
+			return ""
+		}
+		return " (" + u + ")"
+	},
+	"loadOne":    loadOne,
+	"jitTotal":   jitTotal,
+	"estRows":    estRows,
+	"trimPrefix": strings.TrimPrefix,
+	// missedMargin is a target's margin without its "MISSED:" prefix.
+	"missedMargin": func(m string) string {
+		return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(m, "MISSED"), ":"))
+	},
+	// cell escapes a value for a markdown table cell.
+	"cell": func(s string) string { return strings.ReplaceAll(s, "|", "\\|") },
+	// walPerCall is a statement's WAL bytes per call.
+	"walPerCall": func(s stmtStat) float64 {
+		if s.Calls == 0 {
+			return 0
+		}
+		return float64(s.WALByte) / float64(s.Calls)
+	},
+	// labelled pairs a processing point with the label of its row.
+	"labelled": func(p processPoint, label string) labelledPoint { return labelledPoint{p, label} },
+	"join":     strings.Join,
+	"mul":      func(a, b int) int { return a * b },
+	"pct":      func(v float64) float64 { return v * 100 },
+	"div":      func(a, b float64) float64 { return a / b },
+	// float converts a count for num.
+	"float": func(v any) float64 {
+		switch n := v.(type) {
+		case int:
+			return float64(n)
+		case int64:
+			return float64(n)
+		}
+		panic(fmt.Sprintf("float: %T", v))
+	},
+	"processRate": processRate,
+}).Parse(reportTemplate))
+
+type labelledPoint struct {
+	P     processPoint
+	Label string
+}
+
+// reportData is everything the template reads: one run's results and
+// summary, and the figures derived from them.
+type reportData struct {
+	R *results
+	S summary
+	// Started is the run's start, UTC, "2006-01-02 15:04".
+	Started string
+	// SummaryPath is summary.json relative to the report.
+	SummaryPath string
+	// Charts maps each chart written in this run to its path relative to
+	// the report.
+	Charts map[string]string
+	// Shared: the load average says other work competed for the machine.
+	Shared bool
+	// Phases are "<name> <seconds> s" of this run.
+	Phases []string
+	// SingleRuns are the single-runner latency runs (response times).
+	SingleRuns []latencyRun
+	// Storm is the duplicate-storm pair with the lowest ratio.
+	Storm *ingestPair
+	// StormDupPct is the share of duplicates in the storm, in per cent.
+	StormDupPct float64
+	// PerEventSpeedup is process_batch() over event by event, at the default point.
+	PerEventSpeedup float64
+	// StatsRatio is StatsInFlight over UsualStats events/s.
+	StatsRatio float64
+	Growth     growthData
+	Gap        gapData
+	F          findings
+}
+
+// growthData is the growth scenario's first and last size.
+type growthData struct {
+	First, Last growthPoint
+	// Why compares the hot statements of the first and last size.
+	Why []growthStmt
+}
+
+// growthStmt is one statement's per-call cost at the first and last size.
+type growthStmt struct {
+	Name string
+	A, B *stmtStat
+}
+
+type gapData struct {
+	JIT     float64 // JIT milliseconds in the plan
+	EstRows string  // the planner's generate_series estimate
+}
+
+// findings are the targets missed in this run, each with its evidence.
+type findings struct {
+	Any bool
+	// StormWrites: duplicates are writing transactions.
+	StormWrites *ingestPair
+	// CPUBound: the worst ingest pair, slower by CPU per call.
+	CPUBound *ingestPair
+	CallCPU  callCPUData
+	// Process: processing below 15,000 events/s.
+	Process        *processResult
+	ProcessMaxPerS float64 // what the cores allow at this server CPU per event
+	ProcessCut     float64 // how much the server's work per event must shrink
+	// Leases: complete() scans the lease index.
+	Leases  *processResult
+	Latency []latencyFinding
+	// HTTP: HTTP ingest p99 or ratio off target.
+	HTTP         *httpResult
+	HTTPLittleMS float64 // connections ÷ throughput, in ms
+	HTTPNeedPerS float64 // requests/s a 20 ms mean needs
+	Growth       *growthResult
+	GapJIT       *gapResult
+	Drain        *drainResult
+}
+
+type callCPUData struct {
+	Shown               bool
+	Raw, In, Inv        float64
+	LeastPrivilege      bool
+	PrivilegeUS, DiffUS float64
+}
+
+// latencyFinding is a wake-up p99 over its limit, with the case that
+// explains it: "backlog", "flush", "batch" or "wakeup".
+type latencyFinding struct {
+	Run   *latencyRun
+	Limit float64
+	Case  string
+}
 
 // renderReport writes the markdown report from one run's results: every
 // figure, the targets met and missed, and the evidence behind the misses.
 func renderReport(r *results, s summary, outDir, reportPath string, charts []string) string {
-	var b strings.Builder
-	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
 	rel := func(name string) string {
 		rp, err := filepath.Rel(filepath.Dir(reportPath), filepath.Join(outDir, name))
 		if err != nil {
@@ -20,202 +168,131 @@ func renderReport(r *results, s summary, outDir, reportPath string, charts []str
 		}
 		return rp
 	}
-	chart := func(name, alt string) {
-		if slices.Contains(charts, name) {
-			p("![%s](%s)\n\n", alt, rel(name))
-		}
+	d := reportData{R: r, S: s, Started: r.Started.UTC().Format("2006-01-02 15:04"), SummaryPath: rel("summary.json"), Charts: map[string]string{}}
+	for _, c := range charts {
+		d.Charts[c] = rel(c)
 	}
-	mode := "full run (`make bench`)"
-	if r.Quick {
-		mode = "quick run (`make bench-quick`): reduced sizes and durations, figures are indicative only"
-	}
-	p("# pginbox bench report\n\n")
-	p("Generated by `go run ./bench` on %s UTC — %s, %.0f s. This file is regenerated by every `make bench`; "+
-		"the raw figures are in `%s`.\n\n", r.Started.UTC().Format("2006-01-02 15:04"), mode, s.Seconds, rel("summary.json"))
-	if len(r.Errors) > 0 {
-		p("**Scenario errors in this run** (their figures are missing or partial):\n\n")
-		for _, e := range r.Errors {
-			p("- %s\n", e)
-		}
-		p("\n")
-	}
-
-	// ---------------------------------------------------------------- summary
-	p("## Targets\n\n| goal | measured | verdict |\n|---|---|---|\n")
-	for _, t := range s.Targets {
-		p("| %s | %s | %s |\n", t.Goal, fmtValue(t), verdict(t))
-	}
-	p("\n### Contract figures (`summary.json`)\n\n| key | value |\n|---|---|\n")
-	p("| deliveries | %d |\n| distinct_events | %d |\n| created | %d |\n| processed | %d |\n| processed_twice | %d |\n| lost | %d |\n",
-		s.Deliveries, s.DistinctEvents, s.Created, s.Processed, s.ProcessedTwice, s.Lost)
-	p("| ingest_sql_per_s | %s |\n| raw_insert_per_s | %s |\n| ingest_http_per_s | %s |\n| process_per_s | %s |\n| latency_ms.p50 | %.2f |\n| latency_ms.p99 | %.2f |\n\n",
-		num(s.IngestSQLPerS), num(s.RawInsertPerS), num(s.IngestHTTPPerS), num(s.ProcessPerS), s.LatencyMS.P50, s.LatencyMS.P99)
-	p("`ingest_sql_per_s` and `raw_insert_per_s` are the 16-connection, all-unique pair of scenario 1; `ingest_http_per_s` counts signed deliveries answered 200 per second (forged ones excluded); " +
-		"`process_per_s` is the default runner configuration (8 workers, batch 100) with the `sql:` handler; `latency_ms` is delivery commit → handler start at a steady 200 deliveries/s into one runner.\n\n")
-
-	// ------------------------------------------------------------------ audit
-	p("## Exactly-once audit\n\n")
-	p("Computed from the database after each scenario, never from the load generator's counters: the client only records which keys it saw acknowledged (and which it forged); the audit loads them into a table and anti-joins. " +
-		"`lost` = acknowledged keys without a row; `created` = rows in the table (must equal the distinct acknowledged keys, and the number of `created` answers); " +
-		"`forged→rows` = rows for deliveries with a bad signature (must be 0); `twice` = handler runs beyond one per event (the handler logs every run into `bench.handled`, which has no unique key so a second run would show); " +
-		"`not run` = events not processed or processed without a handler run. Any non-zero `lost` or `twice`, or any other mismatch, makes the bench exit 1.\n\n")
-	p("| scenario | deliveries | distinct | created | lost | forged→rows | processed | twice | not run | ok |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, a := range r.Audits {
-		p("| %s | %d | %d | %d | %d | %d→%d | %d | %d | %d | %s |\n", a.Scenario, a.Deliveries, a.DistinctEvents, a.Created, a.Lost,
-			a.Rejected, a.RejectedRows, a.Processed, a.ProcessedTwice, a.NotRun, okWord(a))
-	}
-	status := "**passed**"
-	if !s.AuditOK {
-		status = "**FAILED**"
-	}
-	p("\nTotals (pginbox's own scenarios; the plain-insert ceiling is audited but not counted): %d deliveries, %d distinct events, %d created, %d processed, %d processed twice, %d lost — the audit %s.\n\n",
-		s.Deliveries, s.DistinctEvents, s.Created, s.Processed, s.ProcessedTwice, s.Lost, status)
-
-	// ---------------------------------------------------------------- machine
 	m := r.Machine
-	p("## Machine and server\n\n")
-	p("- %d CPUs (`nproc`), %.1f GiB memory, CPU model `%s`, Linux %s, %s.\n", m.NProc, m.MemGiB, m.CPUModel, m.Kernel, m.GoVersion)
-	p("- Load average (1, 5, 15 min) before the run: **%s**; after: **%s**. ", m.LoadBefore, m.LoadAfter)
-	if loadOne(m.LoadBefore) > float64(m.NProc)/2 || loadOne(m.LoadAfter) > float64(m.NProc)*1.5 {
-		p("The machine was shared with other work during this run (a load above the core count means other processes competed for the CPU and the disk): treat absolute figures as lower bounds; the ratios, measured in interleaved slices, are more robust.\n")
-	} else {
-		p("The machine was mostly idle.\n")
-	}
-	pg := r.Postgres
-	where := "a cluster the bench started itself in a fresh temporary folder from the installed binaries (runner/localpg), removed afterwards"
-	if !pg.OwnCluster {
-		where = "the server at `DATABASE_URL` (scratch databases created and dropped by the bench)"
-	}
-	p("- PostgreSQL: `%s`, %s. Every scenario runs in a scratch database cloned from a template migrated with `pginbox.Migrate` (%.2f s).\n", pg.Version, where, pg.MigrateSeconds)
-	if r.Durable {
-		p("- Durability as in production: `fsync` and `synchronous_commit` on (the runner's ingest connections force `synchronous_commit = on` anyway, and every SQL client here sets it too). So every writing transaction waits for a WAL flush, and commit throughput is bounded by the disk's flush rate times how many commits share a flush (group commit).\n")
-	} else {
-		p("- **Not durable**: `-durable=false` turned `fsync`, `synchronous_commit` and `full_page_writes` off.\n")
-	}
-	if pg.StatStatements {
-		p("- `pg_stat_statements` is preloaded in the bench's cluster to show where the server's time goes (it costs a few per cent on every statement, alike for every variant).\n")
-	}
-	p("\nNon-default server settings (from `pg_settings`, source other than default):\n\n| setting | value | source |\n|---|---|---|\n")
-	for _, st := range pg.Settings {
-		p("| `%s` | %s%s | %s |\n", st.Name, st.Setting, unitSuffix(st.Unit), st.Source)
-	}
-	p("\n")
-
-	if r.SQL != nil {
-		sqlSection(&b, r)
-		chart("sql-ingest.svg", "SQL ingest vs ceiling")
-	}
-	if r.HTTP != nil {
-		httpSection(&b, r, s)
-	}
-	if r.Process != nil {
-		processSection(&b, r)
-		chart("processing.svg", "processing sweep")
+	d.Shared = loadOne(m.LoadBefore) > float64(m.NProc)/2 || loadOne(m.LoadAfter) > float64(m.NProc)*1.5
+	for _, ph := range r.Durations {
+		d.Phases = append(d.Phases, fmt.Sprintf("%s %.0f s", ph.Name, ph.Seconds))
 	}
 	if r.Latency != nil {
-		latencySection(&b, r)
-		chart("latency-histogram.svg", "wake-up latency histogram")
+		for _, run := range r.Latency.Runs {
+			if run.Config == "single" {
+				d.SingleRuns = append(d.SingleRuns, run)
+			}
+		}
 	}
-	if r.Growth != nil {
-		growthSection(&b, r)
-		chart("throughput-vs-rows.svg", "throughput vs rows")
-		gapSection(&b, r)
+	if q := r.SQL; q != nil {
+		if w := worstStorm(q); w != nil && w.Ingest.XIDsPer > 0.5 && w.Raw.XIDsPer < 0.5 {
+			d.Storm = w
+			d.StormDupPct = 100 * float64(q.StormCopies-1) / float64(q.StormCopies)
+		}
 	}
-	if r.Notify != nil {
-		notifySection(&b, r)
-		chart("notify-cost.svg", "NOTIFY cost")
+	if pr := r.Process; pr != nil {
+		if pr.PerEvent.Events > 0 && pr.Default.PerS > 0 {
+			d.PerEventSpeedup = pr.Default.PerS / pr.PerEvent.PerS
+		}
+		if u, si := pr.UsualStats, pr.StatsInFlight; u.PerS > 0 && si.PerS > 0 {
+			d.StatsRatio = si.PerS / u.PerS
+		}
 	}
-	findingsSection(&b, r, s)
-
-	p("\n## Reproduce\n\n")
-	p("```sh\nmake bench          # the full suite, regenerates this file (about 10–15 minutes on 2 cores)\nmake bench-quick    # under a minute: reduced scenarios, writes bench/out/REPORT-quick.md\n" +
-		"go run ./bench -only sql,process -quick   # a subset while working on one path\nDATABASE_URL=postgres://user@host/db make bench   # another server (needs CREATEDB; scratch databases are dropped)\n```\n\n")
-	p("Phases of this run: ")
-	var ph []string
-	for _, d := range r.Durations {
-		ph = append(ph, fmt.Sprintf("%s %.0f s", d.Name, d.Seconds))
+	if g := r.Growth; g != nil && len(g.Points) > 0 {
+		d.Growth = growthData{First: g.Points[0], Last: g.Points[len(g.Points)-1]}
+		for _, x := range []struct{ name, sub string }{
+			{"`ingest_webhook()`", "ingest_webhook"}, {"`claim()` (per batch)", "webhooks.claim"}, {"`complete()`", "webhooks.complete"}} {
+			a, b := findStmt(d.Growth.First.Statements, x.sub), findStmt(d.Growth.Last.Statements, x.sub)
+			if a != nil && b != nil {
+				d.Growth.Why = append(d.Growth.Why, growthStmt{x.name, a, b})
+			}
+		}
+		d.Gap = gapData{JIT: jitTotal(g.Gaps.Plan), EstRows: estRows(g.Gaps.Plan)}
 	}
-	p("%s.\n", strings.Join(ph, ", "))
+	d.F = findFindings(r)
+	var b strings.Builder
+	if err := reportTmpl.Execute(&b, d); err != nil {
+		// The template is fixed and checked by TestRenderReport: an error
+		// here is a bug, not a condition of the run.
+		panic(fmt.Sprintf("bench: render report: %v", err))
+	}
 	return b.String()
 }
 
-// latencyResponses lists the delivery response times of the single-runner
-// latency runs.
-func latencyResponses(r *results) string {
-	if r.Latency == nil {
-		return "(not measured)"
-	}
-	var parts []string
-	for _, run := range r.Latency.Runs {
-		if run.Config == "single" {
-			parts = append(parts, fmt.Sprintf("%.1f ms / p99 %.1f ms at %d/s", run.ResponseMS.P50, run.ResponseMS.P99, run.Rate))
+// findFindings decides which missed targets the report explains.
+func findFindings(r *results) findings {
+	var f findings
+	if q := r.SQL; q != nil {
+		if w := worstStorm(q); w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer > 0.5 {
+			f.StormWrites = w
+		}
+		var worst *ingestPair
+		for i := range q.Pairs {
+			if pr := &q.Pairs[i]; pr.Ratio > 0 && (worst == nil || pr.Ratio < worst.Ratio) {
+				worst = pr
+			}
+		}
+		if w := worst; w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer < w.Raw.XIDsPer+0.1 {
+			f.CPUBound = w
+			cs := q.CallCosts
+			raw, in, inv := callCPU(cs, "plain insert, new key"), callCPU(cs, "ingest_webhook(), new key"), callCPU(cs, "the same body without SECURITY DEFINER and its SET search_path, new key")
+			if raw > 0 && in > 0 && inv > 0 {
+				f.CallCPU = callCPUData{Shown: true, Raw: raw, In: in, Inv: inv,
+					LeastPrivilege: in-inv > 0.1*(in-raw) && in > raw, PrivilegeUS: in - inv, DiffUS: in - raw}
+			}
 		}
 	}
-	if len(parts) == 0 {
-		return "(not measured)"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func verdict(t target) string {
-	switch {
-	case !t.Measured:
-		return "not measured in this run"
-	case t.Met:
-		return "**met** (" + strings.TrimPrefix(t.Margin, "met, ") + ")"
-	default:
-		m := strings.TrimPrefix(strings.TrimPrefix(t.Margin, "MISSED"), ":")
-		return "**missed** — " + strings.TrimSpace(m) + " (see Findings)"
-	}
-}
-
-func unitSuffix(u string) string {
-	if u == "" {
-		return ""
-	}
-	return " (" + u + ")"
-}
-
-func sqlSection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	q := r.SQL
-	p("## 1. SQL ingest against the plain-insert ceiling\n\n")
-	p("Each connection calls `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)` (exactly what the runner's receiver sends) in autocommit, one delivery per transaction. "+
-		"The ceiling is `INSERT INTO bench.raw … ON CONFLICT (provider, external_id) DO NOTHING` into `bench.raw (LIKE webhooks.events INCLUDING ALL)` — the same columns, defaults, identity, generated column, CHECK constraints, unique key, partial and BRIN indexes and storage parameters — with the same keys and the same ~800-byte Sume job payloads. "+
-		"Keys are random-looking (a bijective hash of a counter), like real provider ids, so they land all over the unique index. "+
-		"The two run in interleaved slices of %.1f s (a b, b a, a b …; %d rounds) on separate pools of the same size, so drift and other load on the machine hit both alike. "+
-		"In the **duplicate storm** every event is delivered %d times: within each window of %d events the %d deliveries are shuffled, so copies of an event are in flight on different connections at the same time and arrive out of order.\n\n",
-		q.SliceSeconds, q.Rounds, q.StormCopies, q.StormWindow, q.StormCopies*q.StormWindow)
-	p("| conns | ids | ingest_webhook /s | plain insert /s | ratio | ingest call p50 / p99 ms | insert p50 / p99 ms | xids per delivery (ingest / plain) | WAL bytes per delivery (ingest / plain) | PostgreSQL CPU µs per delivery (ingest / plain) | outcomes (ingest) |\n|---:|---|---:|---:|---:|---|---|---|---|---|---|\n")
-	for _, pr := range q.Pairs {
-		p("| %d | %s | %s | %s | **%.2f** | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.0f / %.0f | %.0f / %.0f | %s |\n", pr.Conns, pr.Mode, num(pr.Ingest.PerS), num(pr.Raw.PerS), pr.Ratio,
-			pr.Ingest.CallMS.P50, pr.Ingest.CallMS.P99, pr.Raw.CallMS.P50, pr.Raw.CallMS.P99, pr.Ingest.XIDsPer, pr.Raw.XIDsPer, pr.Ingest.WALBytesPer, pr.Raw.WALBytesPer,
-			pr.Ingest.PGCPUus, pr.Raw.PGCPUus, outcomes(pr.Ingest.Outcomes))
-	}
-	p("\nPer-slice rates (ingest | plain), to show the noise: ")
-	var parts []string
-	for _, pr := range q.Pairs {
-		parts = append(parts, fmt.Sprintf("%s %d: %v | %v", pr.Mode, pr.Conns, pr.Ingest.SliceRates, pr.Raw.SliceRates))
-	}
-	p("%s.\n\n", strings.Join(parts, "; "))
-	p("\"xids per delivery\" is how many transaction ids the server assigned per delivery (from `pg_current_snapshot()` before and after each slice): a transaction that writes anything — a row, or only a row lock — takes one, writes WAL, and with `synchronous_commit = on` waits for a WAL flush at commit. A read-only transaction does none of that.\n\n")
-	if storm := worstStorm(q); storm != nil && storm.Ingest.XIDsPer > 0.5 && storm.Raw.XIDsPer < 0.5 {
-		p("**Why the duplicate storm is slower through `ingest_webhook()`.** With %d copies per event, %.0f%% of the deliveries are duplicates. The plain `DO NOTHING` answers a duplicate without writing anything: %.2f xids per delivery — only the first copy of each event writes. "+
-			"`ingest_webhook()` spends %.2f xids per delivery: **every duplicate is a writing, flushed transaction**, because `ON CONFLICT … DO UPDATE … WHERE e.status = 'pending' AND e.payload IS DISTINCT FROM excluded.payload` locks the conflicting row *before* it evaluates the `WHERE` (documented behaviour: the row is locked even when the update is skipped), "+
-			"and a row lock is a write (xmax set on the tuple, a WAL record, an xid, a WAL flush at commit: %.0f WAL bytes per delivery vs %.0f). It also makes concurrent duplicates of one event queue behind each other's row lock. See *Findings* for the fix.\n\n",
-			q.StormCopies, 100*float64(q.StormCopies-1)/float64(q.StormCopies), storm.Raw.XIDsPer, storm.Ingest.XIDsPer, storm.Ingest.WALBytesPer, storm.Raw.WALBytesPer)
-	}
-	if len(q.Statements) > 0 {
-		p("Server time by statement over the whole scenario (`pg_stat_statements`, top level):\n\n")
-		stmtTable(b, q.Statements)
-	}
-	if len(q.CallCosts) > 0 {
-		p("Server CPU per call, one connection, statements repeated many times (the backend's utime + stime from `/proc`; new keys from `gen_random_uuid()` in the statement). `bench.ingest_webhook` is `webhooks.ingest_webhook()`'s own definition (`pg_get_functiondef`) without `SECURITY DEFINER` and its `SET search_path`, to show what least privilege costs per call:\n\n| statement | what | server CPU µs/call | wall µs/call |\n|---|---|---:|---:|\n")
-		for _, c := range q.CallCosts {
-			p("| `%s` | %s | **%.0f** | %.0f |\n", c.Statement, c.What, c.CPUus, c.WallUS)
+	if pr := r.Process; pr != nil && pr.Default.PerS > 0 && pr.Default.PerS < 15000 {
+		f.Process = pr
+		if d := pr.Default; d.PGCPUus > 0 {
+			f.ProcessMaxPerS = float64(d.CPU.Machine) * 1e6 / d.PGCPUus
+			f.ProcessCut = d.PGCPUus * 15000 / (float64(d.CPU.Machine) * 1e6)
 		}
-		p("\n")
 	}
+	if pr := r.Process; pr != nil && strings.Contains(pr.CompletePlan, "events_leases_idx") {
+		f.Leases = pr
+	}
+	if l := r.Latency; l != nil {
+		for _, tc := range []struct {
+			config string
+			rate   int
+			limit  float64
+		}{{"single", 200, 10}, {"single", 1000, 25}, {"cross", 200, 150}, {"cross", 1000, 150}} {
+			run := l.find(tc.config, tc.rate)
+			if run == nil || run.FromResponse.P99 < tc.limit {
+				continue
+			}
+			lf := latencyFinding{Run: run, Limit: tc.limit}
+			switch {
+			case run.FromResponse.P50 > 100:
+				lf.Case = "backlog"
+			case run.ClaimToStart.P99 > run.ToClaim.P99 && run.ResponseMS.P99 > 0.5*run.ClaimToStart.P99:
+				lf.Case = "flush"
+			case run.ClaimToStart.P99 > run.ToClaim.P99:
+				lf.Case = "batch"
+			default:
+				lf.Case = "wakeup"
+			}
+			f.Latency = append(f.Latency, lf)
+		}
+	}
+	if h := r.HTTP; h != nil && (h.ResponseMS.P99 >= 20 || h.RatioToCeiling < 0.5) {
+		f.HTTP = h
+		f.HTTPLittleMS = float64(h.Conns) / h.RequestsPerS * 1000
+		f.HTTPNeedPerS = float64(h.Conns) / 0.020
+	}
+	if g := r.Growth; g != nil && len(g.Points) > 1 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.8) {
+		f.Growth = g
+	}
+	if g := r.Growth; g != nil && g.Gaps.Available && jitTotal(g.Gaps.Plan) > 0.1*g.Gaps.BestMS {
+		f.GapJIT = &g.Gaps
+	}
+	if h := r.HTTP; h != nil && h.Drain.Late > 0 && h.Drain.LateMS.P99 > 3*h.Drain.AfterMS.P99 && h.Drain.LateMS.P99 > 20 {
+		f.Drain = &h.Drain
+	}
+	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
+		f.HTTP != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil
+	return f
 }
 
 // callCPU returns the CPU per call of the call cost whose What starts with prefix, or 0.
@@ -239,104 +316,11 @@ func worstStorm(q *sqlIngestResult) *ingestPair {
 }
 
 func outcomes(m map[string]int64) string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
 	var parts []string
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func stmtTable(b *strings.Builder, st []stmtStat) {
-	fmt.Fprintf(b, "| calls | total ms | mean ms | shared hit / read / dirtied per call | WAL bytes per call | full-page images per call | statement |\n|---:|---:|---:|---|---:|---:|---|\n")
-	for _, s := range st {
-		wal := 0.0
-		if s.Calls > 0 {
-			wal = float64(s.WALByte) / float64(s.Calls)
-		}
-		fmt.Fprintf(b, "| %d | %.0f | %.3f | %.1f / %.1f / %.1f | %.0f | %.2f | `%s` |\n", s.Calls, s.TotalMS, s.MeanMS, s.HitPer, s.ReadPer, s.DirtyPer, wal, s.FPIPer, strings.ReplaceAll(s.Query, "|", "\\|"))
-	}
-	b.WriteString("\n")
-}
-
-func httpSection(b *strings.Builder, r *results, s summary) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	h := r.HTTP
-	p("## 2. HTTP ingest\n\n")
-	p("`bin/pginbox serve` runs as a separate process (`PGINBOX_PROVIDERS=sume=sume`, `PGINBOX_HANDLER=none`, schedules off, log level warn) on the same database server. "+
-		"A Go load generator in the bench process sends correctly signed Sume job webhooks over %d keep-alive loopback connections: a fresh `X-Sume-Timestamp` and `X-Sume-Signature: v1=<hex HMAC-SHA256(secret, \"<ts>.<body>\")>` per attempt, the same body on every attempt of an event. "+
-		"Every event is delivered %d times: twice back to back (two connections send them at the same moment), then a few, a few hundred and a few thousand events later (late). "+
-		"%.0f%% of the requests are forged (signed with a wrong secret, keys never delivered otherwise) and must be answered 401 and write nothing. The run lasts %.0f s, then the late deliveries still due are sent.\n\n",
-		h.Conns, h.AttemptsPerEv, h.RejectedShare*100, h.Seconds)
-	p("| figure | value |\n|---|---|\n")
-	p("| signed deliveries answered 200 | %d (%s/s) |\n| outcomes | %s |\n| forged deliveries (all 401) | %d |\n| all requests | %d (%s/s) |\n", h.Accepted, num(h.AcceptedPerS), outcomes(h.Outcomes), h.Rejected, h.Requests, num(h.RequestsPerS))
-	p("| response time, signed (ms) | p50 %.2f · p90 %.2f · p99 **%.2f** · p99.9 %.2f · max %.2f |\n", h.ResponseMS.P50, h.ResponseMS.P90, h.ResponseMS.P99, h.ResponseMS.P999, h.ResponseMS.Max)
-	p("| response time, forged (ms) | p50 %.2f · p99 %.2f |\n", h.RejectMS.P50, h.RejectMS.P99)
-	p("| ratio to the SQL ceiling of this run (%s/s) | **%.2f** |\n", num(s.RawInsertPerS), h.RatioToCeiling)
-	p("| CPU, in cores (of %d) | runner %.2f · PostgreSQL %.2f · load generator %.2f |\n", h.CPU.Machine, h.CPU.Runner, h.CPU.Postgres, h.CPU.Bench)
-	p("| runner memory | RSS %.0f MiB at the end, peak %.0f MiB (`/proc/<pid>/status` VmRSS / VmHWM) |\n", h.RunnerRSSMiB, h.RunnerPeakMiB)
-	p("| failed deliveries | %d %s |\n\n", h.Errors, h.FirstError)
-	p("CPU is read from `/proc/<pid>/stat` (utime + stime) of the runner, of the postmaster and its backends, and of the bench process, over the measured interval.\n\n")
-	d := h.Drain
-	p("**Then processing, with late redeliveries.** A second `pginbox serve` with `PGINBOX_HANDLER=sql:bench.on_event` drains the backlog (%d events at %s/s) while %d redeliveries of random events arrive on 16 connections — some hit events that are being processed right then — "+
-		"then %d more once everything is processed (all must answer `duplicate`, write nothing and not run again). Redeliveries during processing: p50 %.2f ms, p99 %.2f ms, max %.2f ms (outcomes %s). After processing: p50 %.2f ms, p99 %.2f ms.\n\n",
-		d.Events, num(d.PerS), d.Late, d.After, d.LateMS.P50, d.LateMS.P99, d.LateMS.Max, outcomes(d.LateOutcomes), d.AfterMS.P50, d.AfterMS.P99)
-}
-
-func processSection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	pr := r.Process
-	p("## 3. Processing with the `sql:` handler\n\n")
-	p("%s pending events are inserted straight into `webhooks.events`, then an in-process runner (`runner.New` + `Run`, the code `pginbox serve` runs; schedules off) claims and completes them with `PGINBOX_HANDLER=sql:bench.on_event`: "+
-		"a plpgsql function that inserts the event id and `clock_timestamp()` into `bench.handled`. Events/s is measured from the handler's own timestamps (first to last run); `wall` includes the runner's start. "+
-		"The runner claims a batch with `webhooks.claim()` in its own transaction (committed without waiting for its WAL flush: a claim lost in a crash leaves the event pending), then runs the whole batch as one statement, `webhooks.process_batch()`: per event, the handler and `webhooks.complete()` inside a `BEGIN … EXCEPTION` block (a subtransaction, so a failing event rolls back alone and is recorded with `fail()`), and one commit per batch — two round trips per batch.\n\n", num(float64(pr.Preloaded)))
-	p("| workers | batch | events/s | wall events/s | PostgreSQL cores | runner cores | PostgreSQL CPU µs/event | runner CPU µs/event | WAL bytes/event | audit |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	row := func(pt processPoint, label string) {
-		p("| %d | %d%s | **%s** | %s | %.2f | %.2f | %.0f | %.0f | %.0f | %s |\n", pt.Workers, pt.Batch, label, num(pt.PerS), num(pt.WallPerS), pt.CPU.Postgres, pt.CPU.Bench, pt.PGCPUus, pt.RunnerCPUus, pt.WALPer, okBool(pt.Audit))
-	}
-	for _, pt := range pr.Points {
-		row(pt, "")
-	}
-	if u := pr.UsualStats; u.Events > 0 {
-		row(u, " (A/B, A: usual statistics)")
-	}
-	if si := pr.StatsInFlight; si.Events > 0 {
-		row(si, " (A/B, B: statistics taken with events in flight)")
-	}
-	if pr.PerEvent.Events > 0 {
-		row(pr.PerEvent, " (event by event from Go: `SAVEPOINT`, handler, `complete()`, `RELEASE` per event — the runner before `process_batch()`)")
-	}
-	p("\nThe default configuration (8 workers, batch 100) does **%s events/s**; the best point of the sweep %s events/s (%d workers, batch %d).",
-		num(pr.Default.PerS), num(pr.Best.PerS), pr.Best.Workers, pr.Best.Batch)
-	if pr.PerEvent.Events > 0 && pr.Default.PerS > 0 {
-		p(" Event by event from Go (four round trips per event) the same point does %s events/s: one statement per batch is %.1f× faster.",
-			num(pr.PerEvent.PerS), pr.Default.PerS/pr.PerEvent.PerS)
-	}
-	if u, si := pr.UsualStats, pr.StatsInFlight; u.PerS > 0 && si.PerS > 0 {
-		p(" The A/B rows (alternated A B A B) check that the plans no longer depend on when the statistics were taken: %.2f× (the fenced updates used to scan every lease in flight when the statistics saw none).", si.PerS/u.PerS)
-	}
-	p("\n\n")
-	if len(pr.Statements) > 0 {
-		p("Server time by statement during the default point (`pg_stat_statements`, utility statements such as `SAVEPOINT` included): compare the calls with the number of events.\n\n")
-		stmtTable(b, pr.Statements)
-	}
-	if len(pr.CallCosts) > 0 {
-		p("Server CPU per call of single statements on one connection (the backend's utime + stime from `/proc` over many calls; less sensitive to other load than wall time, but on a busy virtual machine it still grows — compare the rows with each other):\n\n| statement | what | server CPU µs/call | wall µs/call |\n|---|---|---:|---:|\n")
-		for _, c := range pr.CallCosts {
-			p("| `%s` | %s | **%.0f** | %.0f |\n", c.Statement, c.What, c.CPUus, c.WallUS)
-		}
-		p("\n")
-	}
-	if pr.CompletePlan != "" {
-		p("The plan `webhooks.complete()` runs (captured with `auto_explain`, nested statements, in a rolled-back transaction) while 800 events are being processed — 8 workers × batch 100 in flight — with the table's statistics taken when none was, as autovacuum usually finds a queue (`tests/plans_test.go` keeps it on the primary key):\n\n```\n%s\n```\n\n", pr.CompletePlan)
-	}
-	if pr.Profile != "" {
-		p("CPU profile of the bench process (the in-process runner) during the default point (`go tool pprof -top %s`):\n\n```\n%s\n```\n\n", "bench/out/process-cpu.pprof", pr.Profile)
-	}
 }
 
 func okBool(ok bool) string {
@@ -344,53 +328,6 @@ func okBool(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
-}
-
-func latencySection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	l := r.Latency
-	p("## 4. Wake-up latency: delivery commit → handler start\n\n")
-	p("Signed deliveries of new events leave the load generator open-loop at a steady rate (delivery *i* at start + *i*/rate, on 32 sender goroutines, whatever the answers do) for %.1f s per rate. "+
-		"The handler records `clock_timestamp()` when it starts. **Method:** the commit of a delivery happens inside its request, just before the runner writes the 200; the generator records the wall-clock time it has the 200 (`time.Now()`, CLOCK_REALTIME, the same clock `clock_timestamp()` reads on this host). "+
-		"The latency is handler start − 200 received, so it *underestimates* the true commit → start time by the time the response takes to reach the client (tens of µs on loopback); a handler can even start before the client has its 200 (a negative value). "+
-		"As an upper bound the table also gives handler start − `received_at`, which is `now()` of the ingest transaction, i.e. its start, before the insert and the WAL flush of its commit.\n\n", l.Seconds)
-	p("Configurations: **single** — one runner receives and processes, its workers are woken in process the moment a delivery commits; **cross** — runner A receives (no workers), runner B processes and learns of work from A's coalesced `NOTIFY webhooks_events` (at most one per 50 ms) on its LISTEN connection; " +
-		"**poll** — the same two runners with `PGINBOX_LISTEN=false` on B, which then finds work by polling every second (`PGINBOX_POLL_INTERVAL`). (A single runner with LISTEN disabled still wakes its own workers in process, so it measures the same as *single*.) Runners use the defaults: 8 workers, batch 100.\n\n")
-	p("| config | rate /s | sent /s | p50 ms | p90 ms | p99 ms | max ms | upper bound p50 / p99 ms | 200 → claim p50 / p99 ms | claim → handler p50 / p99 ms | delivery response p50 / p99 ms | WAL flushes, mean ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---:|\n")
-	for _, run := range l.Runs {
-		f := run.FromResponse
-		p("| %s | %d | %s | %.2f | %.2f | **%.2f** | %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %d, %.2f | %d |\n", run.Config, run.Rate, num(run.SentPerS), f.P50, f.P90, f.P99, f.Max,
-			run.FromReceived.P50, run.FromReceived.P99, run.ToClaim.P50, run.ToClaim.P99, run.ClaimToStart.P50, run.ClaimToStart.P99, run.ResponseMS.P50, run.ResponseMS.P99, run.WALSyncs, run.WALSyncMean, run.Errors)
-	}
-	p("\nThe last columns split the latency at the claim that took the event (`claimed_at`, the claim transaction's start, logged by the handler): *200 → claim* is the wake-up — how long until a worker looked for work — and *claim → handler* is the claim's own commit plus the events ahead in the same batch.\n\n")
-}
-
-func growthSection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	g := r.Growth
-	p("## 5. Growth: throughput with millions of processed rows\n\n")
-	p("`webhooks.events` is filled with processed events of provider `sume` by `INSERT … SELECT … generate_series` in chunks of 250,000 on two connections (keys `evt_` + an md5, ~400-byte payloads, statuses and timestamps consistent with the CHECK constraints), then `VACUUM (ANALYZE)` and a `CHECKPOINT` so the load's dirty pages are not written during the measurement. " +
-		"At each size: ingest with 16 connections calling `ingest_webhook()` with new unique keys of the same provider and shape (so they land all over the unique index, as one busy provider's ids do), then the backlog this leaves is processed by an in-process runner (8 workers, batch 100, `sql:` handler).\n\n")
-	p("| rows already in the table | load s | ingest /s (best slice; all slices) | ingest call p50 / p99 ms | PostgreSQL CPU µs per ingest | WAL bytes per ingest | processing /s | PostgreSQL CPU µs per processed event | WAL bytes per processed event | table MiB | unique index MiB | claimable index MiB | audit |\n|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, pt := range g.Points {
-		p("| %s | %.0f | **%s** (%v) | %.2f / %.2f | %.0f | %.0f | **%s** | %.0f | %.0f | %.0f | %.1f | %.1f | %s |\n", human(pt.Rows), pt.LoadSeconds, num(pt.IngestPerS), pt.IngestSlices, pt.IngestMS.P50, pt.IngestMS.P99, pt.IngestPGus, pt.IngestWAL,
-			num(pt.ProcessPerS), pt.ProcessPGus, pt.ProcessWAL, pt.TableMiB, pt.IndexMiB["events_provider_external_id_key"], pt.IndexMiB["events_claimable_idx"], okBool(pt.Audit))
-	}
-	p("\nThe ingest at each size runs in three slices and counts the best one (other load on the machine only ever slows a slice down); the processing runs once on the backlog the ingest left. Server CPU per event is the steadier signal when the machine is shared.\n")
-	first, last := g.Points[0], g.Points[len(g.Points)-1]
-	if len(g.Points) > 1 && len(first.Statements) > 0 && len(last.Statements) > 0 {
-		p("\nThe hot statements (`pg_stat_statements`, reset before each size; buffers and WAL include the functions' nested statements) at %s rows:\n\n", human(first.Rows))
-		stmtTable(b, first.Statements)
-		p("and at %s rows:\n\n", human(last.Rows))
-		stmtTable(b, last.Statements)
-	}
-	if len(g.Points) > 1 {
-		last := g.Points[len(g.Points)-1]
-		p("\nAt %s rows, ingest runs at **%.2f×** and processing at **%.2f×** the empty table's rate (target ≥ 0.8×).", human(last.Rows), g.IngestRatio, g.ProcessRatio)
-		p(" %s\n\n", growthWhy(g))
-		p("`EXPLAIN (ANALYZE, BUFFERS)` of the claim's locking `SELECT` (the body of `webhooks.claim()`, with the backlog the ingest left), at %s rows:\n\n```\n%s\n```\n\nand at %s rows:\n\n```\n%s\n```\n\n", human(first.Rows), first.ClaimPlan, human(last.Rows), last.ClaimPlan)
-		p("`EXPLAIN (ANALYZE, BUFFERS)` of the ingest's upsert (the `INSERT … ON CONFLICT` inside `ingest_webhook()`, a new key, rolled back) at %s rows:\n\n```\n%s\n```\n\n", human(last.Rows), last.IngestPlan)
-	}
 }
 
 // jitTotal returns the "JIT: … Timing: … Total N ms" of a plan, or 0.
@@ -423,13 +360,6 @@ func estRows(plan string) string {
 	return "millions of"
 }
 
-func processRate(r *results) float64 {
-	if r.Process == nil {
-		return 0
-	}
-	return r.Process.Default.PerS
-}
-
 func findStmt(st []stmtStat, sub string) *stmtStat {
 	for i := range st {
 		if strings.Contains(st[i].Query, sub) {
@@ -439,224 +369,9 @@ func findStmt(st []stmtStat, sub string) *stmtStat {
 	return nil
 }
 
-// growthWhy explains the growth figures from the per-call buffer and WAL
-// counters of the smallest and the largest size.
-func growthWhy(g *growthResult) string {
-	if len(g.Points) < 2 {
-		return ""
+func processRate(r *results) float64 {
+	if r.Process == nil {
+		return 0
 	}
-	first, last := g.Points[0], g.Points[len(g.Points)-1]
-	var parts []string
-	for _, x := range []struct{ name, sub string }{
-		{"`ingest_webhook()`", "ingest_webhook"}, {"`claim()` (per batch)", "webhooks.claim"}, {"`complete()`", "webhooks.complete"}} {
-		a, b := findStmt(first.Statements, x.sub), findStmt(last.Statements, x.sub)
-		if a == nil || b == nil {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s: %.3f → %.3f ms mean, %.1f → %.1f buffers read from outside shared_buffers and %.2f → %.2f full-page images per call",
-			x.name, a.MeanMS, b.MeanMS, a.ReadPer, b.ReadPer, a.FPIPer, b.FPIPer))
-	}
-	out := fmt.Sprintf("PostgreSQL CPU per ingest went from %.0f to %.0f µs and per processed event from %.0f to %.0f µs; WAL per ingest from %.0f to %.0f bytes and per processed event from %.0f to %.0f bytes.",
-		first.IngestPGus, last.IngestPGus, first.ProcessPGus, last.ProcessPGus, first.IngestWAL, last.IngestWAL, first.ProcessWAL, last.ProcessWAL)
-	if len(parts) > 0 {
-		out += " From the empty table to " + human(last.Rows) + " rows — " + strings.Join(parts, "; ") + "."
-	}
-	return out
-}
-
-func gapSection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	gp := r.Growth.Gaps
-	if gp.Window == 0 && gp.Note == "" {
-		return
-	}
-	p("### Gap detection on a %s-id window\n\n", human(gp.Window))
-	if !gp.Available {
-		p("Skipped: %s.\n\n", gp.Note)
-		return
-	}
-	p("A provider `seqbench` with numeric ids 1 … %s, every 997th missing (%d gaps), is added to the table (then %s rows in all). "+
-		"`SELECT count(*) FROM webhooks.find_sequence_gaps('seqbench', 1, %d)` takes **%.1f ms** (best of 3: %v ms) and finds %d gaps (%s).\n\n",
-		num(float64(gp.Window)), gp.Expected, num(float64(gp.TableRows)), gp.Window, gp.BestMS, gp.MS, gp.Found, map[bool]string{true: "correct", false: "**wrong: expected " + fmt.Sprint(gp.Expected) + "**"}[gp.Correct])
-	if gp.Note != "" {
-		p("Note: %s\n\n", gp.Note)
-	}
-	if jit := jitTotal(gp.Plan); jit > 0 {
-		p("Of that, **%.0f ms is JIT compilation** (the `JIT: … Timing … Total` line below): the planner expects %s rows from `generate_series` over the holes (a set-returning function with non-constant arguments is costed at 1,000 rows per call), so the plan's cost passes `jit_above_cost` and `jit_optimize_above_cost` and the query is compiled with full optimization, for 1,003 actual rows.\n\n", jit, estRows(gp.Plan))
-	}
-	if gp.Plan != "" {
-		p("`EXPLAIN (ANALYZE, BUFFERS)` (of the inlinable `webhooks._sequence_gaps`, which `find_sequence_gaps` calls after checking its arguments):\n\n```\n%s\n```\n\n", gp.Plan)
-	}
-}
-
-func notifySection(b *strings.Builder, r *results) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	n := r.Notify
-	p("## 6. The cost of NOTIFY\n\n")
-	p("%d connections ingest unique events with `ingest_webhook()` in interleaved slices of %.1f s (%d rounds), while one connection LISTENs on `webhooks_events` (as a runner's would): "+
-		"**none** — no NOTIFY (the default); **coalesced** — after each created delivery the client calls the runner's own `runner.Notifier.Signal()`, which sends at most one `pg_notify` per 50 ms from a side goroutine, in its own statement after the deliveries committed; "+
-		"**per_row** — `ingest_webhook(…, notify => true)`, a `pg_notify` inside every ingest transaction.\n\n", n.Conns, n.SliceSeconds, n.Rounds)
-	p("| variant | deliveries/s | × none | call p50 / p99 ms | notifications received |\n|---|---:|---:|---|---:|\n")
-	for _, v := range n.Variants {
-		p("| %s | **%s** | %.2f | %.2f / %.2f | %d |\n", v.Name, num(v.PerS), n.RatioToNone[v.Name], v.CallMS.P50, v.CallMS.P99, v.Notifies)
-	}
-	p("\nA transaction that queued a notification takes a server-wide lock when it commits and holds it until its commit is flushed: per-row NOTIFY turns group commit into one flush per delivery, across every connection. The coalesced NOTIFY costs one extra small transaction per 50 ms, whatever the delivery rate.\n\n")
-}
-
-// findingsSection lists what the lead should fix, with the figures of this
-// run as evidence.
-func findingsSection(b *strings.Builder, r *results, s summary) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	p("## Findings: why targets are missed, and what to change\n\n")
-	var any bool
-	if r.SQL != nil {
-		if w := worstStorm(r.SQL); w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer > 0.5 {
-			any = true
-			p("### Duplicates are writing, flushed transactions (`sql/functions/00009_create_function_ingest_webhook.sql`)\n\n")
-			p("Evidence: duplicate storm at %d connections, `ingest_webhook()` %s/s vs the plain insert %s/s (%.2f×); %.2f xids and %.0f WAL bytes per delivery against %.2f and %.0f. "+
-				"`INSERT … ON CONFLICT … DO UPDATE SET … WHERE e.status = 'pending' AND e.payload IS DISTINCT FROM excluded.payload` takes a row lock on the existing row before evaluating the WHERE, even when nothing is updated. "+
-				"That lock is a heap write (xmax, a WAL record), gives the transaction an xid, and makes its commit wait for a WAL flush; concurrent copies of one event also wait for each other's lock. "+
-				"Sume's redeliveries are byte-identical, so nearly every duplicate takes this path for nothing.\n\n", w.Conns, num(w.Ingest.PerS), num(w.Raw.PerS), w.Ratio, w.Ingest.XIDsPer, w.Ingest.WALBytesPer, w.Raw.XIDsPer, w.Raw.WALBytesPer)
-			p("Suggested fix (keeps the single-statement race safety of PITFALLS §1–2): look before writing, without locking — " +
-				"`SELECT id INTO v_id FROM webhooks.events e WHERE (e.provider, e.external_id) = (…) AND (e.status <> 'pending' OR e.payload = ingest_webhook.payload)`; if found, answer `duplicate` with no write. " +
-				"Otherwise run the existing upsert unchanged. Correctness does not depend on the look-up: a row it finds exists for good (rows are only deleted by `prune()` long after processing, which the existing retry loop already handles), " +
-				"and an event it misses goes through the same `INSERT … ON CONFLICT` as today. A duplicate then costs one index probe in a read-only transaction — no xid, no WAL, no flush — like the `DO NOTHING` ceiling. " +
-				"(Equivalently: `INSERT … ON CONFLICT DO NOTHING RETURNING`, and only when that returns nothing, the guarded `UPDATE … WHERE status = 'pending' AND payload IS DISTINCT FROM …` — which also takes no lock when the payloads are equal because the WHERE is checked before locking in an UPDATE's scan.)\n\n")
-		}
-	}
-	if r.SQL != nil {
-		var worst *ingestPair
-		for i := range r.SQL.Pairs {
-			if pr := &r.SQL.Pairs[i]; pr.Ratio > 0 && (worst == nil || pr.Ratio < worst.Ratio) {
-				worst = pr
-			}
-		}
-		if w := worst; w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer < w.Raw.XIDsPer+0.1 {
-			any = true
-			p("### SQL ingest, %s ids at %d connections: %.2f× the plain insert (target 0.8×) — CPU per call, not writes\n\n", w.Mode, w.Conns, w.Ratio)
-			p("Evidence (section 1): both write the same — %.2f vs %.2f xids and %.0f vs %.0f WAL bytes per delivery — but PostgreSQL spends %.0f µs of CPU per `ingest_webhook()` delivery against %.0f µs per plain insert. "+
-				"The difference is the function call itself: a plpgsql function, `SECURITY DEFINER` with a fixed `search_path` (a GUC set and reset on every call, the price of least privilege), its argument checks, and the look-up of the key before the upsert (one index probe, which is what makes duplicates free). "+
-				"With the disk's flushes shared by group commit, the per-call CPU is what separates the two once the cores are busy — it shows most at 32 connections. "+
-				"The duplicate storm, where the plain insert itself is CPU-bound, stays at or near the ceiling. "+
-				"An insert-first ordering (`INSERT … DO NOTHING`, then the look-up) was measured side by side when the look-up was added (2026-11-30): about +0.05 on unique ids and −0.25 on the storm, so the look-up stays first.",
-				w.Ingest.XIDsPer, w.Raw.XIDsPer, w.Ingest.WALBytesPer, w.Raw.WALBytesPer, w.Ingest.PGCPUus, w.Raw.PGCPUus)
-			cs := r.SQL.CallCosts
-			if raw, in, inv := callCPU(cs, "plain insert, new key"), callCPU(cs, "ingest_webhook(), new key"), callCPU(cs, "the same body without SECURITY DEFINER and its SET search_path, new key"); raw > 0 && in > 0 && inv > 0 {
-				p(" Per call on one connection (section 1): a new key costs %.0f µs of server CPU through `ingest_webhook()`, %.0f µs through the same body without `SECURITY DEFINER` and its fixed `search_path`, and %.0f µs as a plain insert",
-					in, inv, raw)
-				if in-inv > 0.1*(in-raw) && in > raw {
-					p(" — least privilege accounts for about %.0f µs of the %.0f µs difference, the plpgsql body for the rest.", in-inv, in-raw)
-				} else {
-					p(" — `SECURITY DEFINER` costs nothing measurable here; the difference is the plpgsql body (and, on a loaded machine, noise of the same order).")
-				}
-			}
-			p("\n\n")
-		}
-	}
-	if pr := r.Process; pr != nil && pr.Default.PerS > 0 && pr.Default.PerS < 15000 {
-		any = true
-		d := pr.Default
-		p("### Processing: %s events/s against 15,000 — the server's CPU per event\n\n", num(d.PerS))
-		p("Evidence: with the default 8 workers × batch 100, PostgreSQL spends **%.0f µs of CPU per event** and the runner %.0f µs (section 3); %.0f WAL bytes per event. ", d.PGCPUus, d.RunnerCPUus, d.WALPer)
-		if d.PGCPUus > 0 {
-			p("At that cost %d cores cannot exceed %s events/s even if the runner used none: the target needs the server's work per event cut by about %.1f×, and more workers do not help once the cores are busy (the sweep). ",
-				d.CPU.Machine, num(float64(d.CPU.Machine)*1e6/d.PGCPUus), d.PGCPUus*15000/(float64(d.CPU.Machine)*1e6))
-		}
-		if pe := pr.PerEvent; pe.Events > 0 {
-			p("The round trips are gone already: event by event from Go the same point costs %.0f µs of server CPU and %.0f µs of runner CPU per event (%s events/s); one `process_batch()` statement per batch costs %.0f and %.0f. ",
-				pe.PGCPUus, pe.RunnerCPUus, num(pe.PerS), d.PGCPUus, d.RunnerCPUus)
-		}
-		p("What is left is the work itself, per event: `claim()` updates the row (pending → processing) and `complete()` updates it again (→ processed), and neither update can be HOT — `status` is in the predicates of the partial indexes and `locked_until` is indexed — so each writes a new row version plus an entry in every index of `webhooks.events` that the new version qualifies for (primary key, the unique key, `received_at` BRIN, the claim or lease index), with WAL for all of it; " +
-			"then the handler's own insert, and a subtransaction per event. The statement table in section 3 shows how the server time divides between `claim()` and `process_batch()`.\n\n")
-		p("Options, none of them free: (1) fewer index entries per transition — e.g. drop `events_leases_idx` and let `rescue_leases()` scan the (small) processing set through the claim index's complement, or fold `locked_until` into the row without indexing it; " +
-			"(2) skip the `processing` state for `sql:` handlers: claim and complete in the same transaction (`FOR UPDATE SKIP LOCKED` → handler → `processed`), one row version per event instead of two, at the price of holding row locks for the batch instead of a lease — the design's \"claims commit at once\" would not hold for that handler kind; " +
-			"(3) a faster disk matters less than CPU here: the claim commits without a flush and a batch of 100 shares one. " +
-			"Not worth it, measured (2026-11-30, A/B in two rounds): running the batch without the per-event subtransactions (a raising handler would then abort and re-run its batch) gave no consistent gain — 6,927 and 7,636 against 6,864 and 6,598 events/s at 8 × 100 — so the subtransactions stay.\n\n")
-	}
-	if pr := r.Process; pr != nil && strings.Contains(pr.CompletePlan, "events_leases_idx") {
-		any = true
-		p("### `complete()` scans every in-flight lease instead of using the primary key (`sql/functions/00011`, same pattern in `00012_fail`, `00013_heartbeat`, `00080_release`)\n\n")
-		p("Evidence: the `auto_explain` plan in section 3 — `Index Scan using events_leases_idx … Filter: ((id = $1) AND (status = 'processing') …)` with *Rows Removed by Filter* ≈ the number of events in flight. " +
-			"The fenced `UPDATE … WHERE e.id = $1 AND e.status = 'processing' AND …` matches the partial index `events_leases_idx (locked_until) WHERE status = 'processing'`, and whenever the statistics were taken with few rows in `processing` — the normal state of a queue when autovacuum analyzes it — the planner costs that index as nearly empty and prefers it to `events_pkey`. " +
-			"Each `complete()` then reads every in-flight lease: O(workers × batch) per event, O(workers × batch²) per batch. The same `WHERE` shape is in `fail()`, `heartbeat()` and `release()`. " +
-			"(An `ANALYZE` taken while events are in flight makes the planner pick `events_pkey` again — that is the \"statistics with events in flight\" point of section 3 — but nothing keeps the statistics that way.)\n\n")
-		if si, u := pr.StatsInFlight, pr.UsualStats; si.Events > 0 && u.Events > 0 && u.PerS > 0 {
-			p("Measured effect (A/B, alternated A B A B): the default runner configuration does %s events/s (%.0f µs of server CPU per event) with the usual statistics and %s events/s (%.2f×, %.0f µs per event) after an `ANALYZE` taken while 800 events were in flight, which makes the planner pick `events_pkey` — the same code, only the plan differs. "+
-				"The sweep tells the same story: server CPU per event grows with the events in flight (workers × batch) — see the 1-, 2-, 4-, 8- and 16-worker rows and batch 500.\n\n",
-				num(u.PerS), u.PGCPUus, num(si.PerS), si.PerS/u.PerS, si.PGCPUus)
-		}
-		p("Suggested fix: write the status test so that it cannot match the partial index's predicate, e.g. `AND e.status IS NOT DISTINCT FROM 'processing'` (verified: the generic plan then is `Index Scan using events_pkey … Index Cond: (id = $1)`, 5 buffers instead of ~180 with 1,000 in flight), " +
-			"or look the row up by id alone (`SELECT … FROM webhooks.events WHERE id = $1 FOR UPDATE`, then compare the fence in plpgsql, then `UPDATE … WHERE id = $1`). Add a regression test that runs `EXPLAIN` on the fenced statements after `ANALYZE` on a table with no row in `processing`.\n\n")
-	}
-	if l := r.Latency; l != nil {
-		for _, tc := range []struct {
-			config string
-			rate   int
-			limit  float64
-		}{{"single", 200, 10}, {"single", 1000, 25}, {"cross", 200, 150}, {"cross", 1000, 150}} {
-			run := l.find(tc.config, tc.rate)
-			if run == nil || run.FromResponse.P99 < tc.limit {
-				continue
-			}
-			any = true
-			p("### Wake-up p99 %s runner%s at %d/s is %.1f ms (target < %.0f ms)\n\n", map[string]string{"single": "one", "cross": "across"}[tc.config], map[string]string{"single": "", "cross": "s"}[tc.config], tc.rate, run.FromResponse.P99, tc.limit)
-			p("Split at the claim (section 4): 200 → claim p50 %.2f / p99 %.2f ms, claim → handler p50 %.2f / p99 %.2f ms; median end to end %.2f ms. ",
-				run.ToClaim.P50, run.ToClaim.P99, run.ClaimToStart.P50, run.ClaimToStart.P99, run.FromResponse.P50)
-			switch {
-			case run.FromResponse.P50 > 100:
-				p("Even the median is %.0f ms: the runner does not keep up with %d deliveries/s while it also receives them on the same 2 cores (section 3: %s events/s with the whole machine for processing), so a backlog builds for the whole run and the latency is its age: the limit is processing throughput (see the processing finding).\n\n", run.FromResponse.P50, tc.rate, num(processRate(r)))
-			case run.ClaimToStart.P99 > run.ToClaim.P99 && run.ResponseMS.P99 > 0.5*run.ClaimToStart.P99:
-				p("The tail is after the claim, and it is the same tail as the delivery's own response (p99 %.1f ms for a request whose work is one insert and its commit): both wait for a WAL flush — the delivery for its commit, the worker for the batch's commit, and the claim waits for its WAL write and for the flushes of everyone else's commits queued ahead of it. "+
-					"The flushes averaged %.2f ms over the run (`pg_stat_wal`, %d flushes) but this disk is shared with other engineers' test clusters, and the slowest flushes make the p99; the median, %.2f ms, is what the wake-up path costs. "+
-					"(The claim already commits without waiting for its own flush.) A dedicated disk shrinks the tail.\n\n",
-					run.ResponseMS.P99, run.WALSyncMean, run.WALSyncs, run.FromResponse.P50)
-			case run.ClaimToStart.P99 > run.ToClaim.P99:
-				p("The tail is after the claim: the event waited for the claim's own commit and for the events ahead of it in its batch, each costing the per-event work of section 3. Smaller batches (`PGINBOX_BATCH`) shorten it at some cost in throughput.\n\n")
-			default:
-				p("The tail is before the claim: no worker looked for the event at once — every worker was busy with a batch (a woken worker takes whatever is pending; new deliveries wait until one finishes), or, across runners, the coalesced NOTIFY waits up to 50 ms (`PGINBOX_NOTIFY_INTERVAL`) before it is sent. Faster batches shorten the first; a shorter notify interval the second.\n\n")
-			}
-		}
-	}
-	if h := r.HTTP; h != nil && (h.ResponseMS.P99 >= 20 || h.RatioToCeiling < 0.5) {
-		any = true
-		p("### HTTP ingest: %s/s, p99 %.1f ms\n\n", num(h.AcceptedPerS), h.ResponseMS.P99)
-		if h.AcceptedPerS > 0 {
-			p("The load generator is a closed loop: %d connections each send their next delivery as soon as the previous one is answered, so by Little's law the mean response time is connections ÷ throughput = %d ÷ %s/s = %.1f ms (measured mean %.1f ms, p50 %.1f ms). "+
-				"A p99 under 20 ms with 64 busy connections therefore needs more than %s requests/s; at a rate the server keeps up with (the 200/s and 1,000/s runs of section 4) the same deliveries are answered in p50 %s.\n\n",
-				h.Conns, h.Conns, num(h.RequestsPerS), float64(h.Conns)/h.RequestsPerS*1000, h.ResponseMS.Mean, h.ResponseMS.P50, num(float64(h.Conns)/0.020), latencyResponses(r))
-		}
-		p("Four of five signed deliveries are duplicates, answered read-only (section 1), so the load is mostly the verification, the HTTP exchange and one index probe; the unique fifth waits for its WAL flush. "+
-			"The runner's ingest pool has 16 connections for 64 client connections, so requests queue for a connection (`pgxpool` acquire) — under load that queue, not the handler, makes the p99. CPU split: runner %.2f, PostgreSQL %.2f, load generator %.2f cores of %d: the machine is saturated, which is what a closed loop measures.\n\n",
-			h.CPU.Runner, h.CPU.Postgres, h.CPU.Bench, h.CPU.Machine)
-	}
-	if g := r.Growth; g != nil && len(g.Points) > 1 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.8) {
-		any = true
-		last := g.Points[len(g.Points)-1]
-		p("### Growth: at %s rows ingest runs at %.2f× and processing at %.2f× the empty table\n\n", human(last.Rows), g.IngestRatio, g.ProcessRatio)
-		p("Evidence (section 5): %s The claim's own plan stays flat (it reads the partial index of pending rows only, %.1f MiB), so what grows is writing into the big indexes: "+
-			"every ingest inserts a random key into the unique index (%.0f MiB at this size), and every claim and every `complete()` is a non-HOT update by construction — they change `status`, which appears in partial-index predicates, and `locked_until`, the key of `events_leases_idx` — so each writes a new tuple version and a new entry into *every* index, including the unique index at the same random position. "+
-			"Once the indexes and the recent heap no longer fit in shared_buffers (1 GB here), those random leaf pages are read from the OS cache, and the first change of each page after a checkpoint writes a full-page image to the WAL that the commit then waits to flush.\n\n",
-			growthWhy(g), last.IndexMiB["events_claimable_idx"], last.IndexMiB["events_provider_external_id_key"])
-		p("Options, for the lead to weigh (a design decision, not a one-line fix): keep finished rows out of the hot table — e.g. `prune()` moving processed rows to an archive table that keeps only the key, with `ingest_webhook()` checking it, so the indexes every claim and complete write into stay as small as the recent window; " +
-			"or fewer indexes touched per update (every index on `webhooks.events` costs an entry per claim and per complete); and shared_buffers sized for the unique index plus the recent heap.\n\n")
-	}
-	if g := r.Growth; g != nil && g.Gaps.Available && jitTotal(g.Gaps.Plan) > 0.1*g.Gaps.BestMS {
-		any = true
-		jit := jitTotal(g.Gaps.Plan)
-		p("### Gap detection spends %.0f of %.0f ms compiling itself (`sql/functions/00024`, `00025`)\n\n", jit, g.Gaps.BestMS)
-		p("Evidence: the plan in section 5 — `JIT: … Total %.0f ms` — for a query that returns %d rows. `webhooks._sequence_gaps()` expands the holes with `generate_series(w.seq + 1, w.next_seq - 1)`, which the planner costs at 1,000 rows per call (%s rows in all), so every window of any size crosses `jit_optimize_above_cost`. "+
-			"Suggested fix: `SET jit = off` on the plpgsql wrapper `webhooks.find_sequence_gaps()` — its `RETURN QUERY` is planned under the function's settings (a `SET` clause on `_sequence_gaps` itself would stop it being inlined). The rest of the plan is what the design intends: one index-only scan of `events_provider_seq_idx` over the window, no per-id probes.\n\n",
-			jit, g.Gaps.Found, estRows(g.Gaps.Plan))
-	}
-	if h := r.HTTP; h != nil && h.Drain.Late > 0 && h.Drain.LateMS.P99 > 3*h.Drain.AfterMS.P99 && h.Drain.LateMS.P99 > 20 {
-		any = true
-		d := h.Drain
-		p("### Redeliveries during a drain: p99 %.1f ms against %.1f ms after it\n\n", d.LateMS.P99, d.AfterMS.P99)
-		p("Evidence (section 2): redeliveries that arrived while the second runner drained the backlog at %s events/s took p99 %.1f ms (max %.1f ms); the same redeliveries after processing p99 %.1f ms. "+
-			"They no longer wait for the batch's row locks — the look-up answers `duplicate` from the committed row without locking it (`TestIngestDuplicateDoesNotWaitOnRowLock`) — so what is left is sharing the 2 cores with a drain that keeps PostgreSQL busy; the few slowest (the max) were not traced further in this run.\n\n",
-			num(d.PerS), d.LateMS.P99, d.LateMS.Max, d.AfterMS.P99)
-	}
-	if !any {
-		p("Every measured target is met in this run; nothing to report.\n\n")
-	}
+	return r.Process.Default.PerS
 }
