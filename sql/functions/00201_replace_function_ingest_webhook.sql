@@ -1,20 +1,9 @@
 -- +goose Up
 -- ingest_webhook gains a last, defaulted argument, body_sha256, for the
 -- deliveries whose key comes from a header the provider does not sign. A new
--- argument is a new signature, so the old one is dropped and the function
--- created again in this file (CREATE OR REPLACE would leave two overloads);
--- the roles that could execute the old signature get the new one.
-CREATE TEMPORARY TABLE pginbox_regrant_00201 AS
-SELECT pg_catalog.quote_ident(r.rolname) AS role
-FROM pg_catalog.pg_proc AS p
-CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
-JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
-WHERE p.oid = 'webhooks.ingest_webhook(text, text, text, jsonb, text, boolean)'::pg_catalog.regprocedure
-  AND a.privilege_type = 'EXECUTE'
-  AND a.grantee <> p.proowner;
-
-DROP FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean);
-
+-- argument is a new signature, so this file creates the new one, gives it to
+-- the roles that could execute the old one, and drops the old one (CREATE OR
+-- REPLACE alone would leave two overloads and every call ambiguous).
 -- +goose StatementBegin
 -- webhooks.ingest_webhook stores one delivery exactly once. The unique key
 -- (provider, external_id) and a single INSERT ... ON CONFLICT decide, never a
@@ -238,20 +227,29 @@ $$;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) FROM PUBLIC;
 
+-- The roles that could execute the old signature may execute the new one.
 -- +goose StatementBegin
 DO $$
 DECLARE
     v_role text;
 BEGIN
-    FOR v_role IN SELECT g.role FROM pginbox_regrant_00201 AS g ORDER BY g.role LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) TO %s',
-                       v_role);
+    FOR v_role IN
+        SELECT r.rolname
+        FROM pg_catalog.pg_proc AS p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+        JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
+        WHERE p.oid = 'webhooks.ingest_webhook(text, text, text, jsonb, text, boolean)'::pg_catalog.regprocedure
+          AND a.privilege_type = 'EXECUTE'
+          AND a.grantee <> p.proowner
+        ORDER BY r.rolname
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) TO %I', v_role);
     END LOOP;
 END;
 $$;
 -- +goose StatementEnd
 
-DROP TABLE pginbox_regrant_00201;
+DROP FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean);
 
 COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) IS
   'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '

@@ -1,20 +1,9 @@
 -- +goose Up
 -- ingest_signed no longer takes a clock from its callers: the 4-argument
--- signature (provider, headers, body, at) is dropped and the 3-argument one
--- created; the roles that could execute the old one get the new one. The
--- clock override lives on in webhooks._ingest_signed_at, which only the owner
--- can run.
-CREATE TEMPORARY TABLE pginbox_regrant_00204 AS
-SELECT pg_catalog.quote_ident(r.rolname) AS role
-FROM pg_catalog.pg_proc AS p
-CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
-JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
-WHERE p.oid = 'webhooks.ingest_signed(text, jsonb, bytea, timestamptz)'::pg_catalog.regprocedure
-  AND a.privilege_type = 'EXECUTE'
-  AND a.grantee <> p.proowner;
-
-DROP FUNCTION webhooks.ingest_signed(text, jsonb, bytea, timestamptz);
-
+-- signature (provider, headers, body, at) is replaced by the 3-argument one:
+-- this file creates the new one, gives it to the roles that could execute the
+-- old one, and drops the old one. The clock override lives on in
+-- webhooks._ingest_signed_at, which only the owner can run.
 -- +goose StatementBegin
 -- webhooks.ingest_signed is ingest_webhook() for stacks with no verifier of
 -- their own (PostgREST, an edge function, a cron job): it verifies the
@@ -47,19 +36,29 @@ $$;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) FROM PUBLIC;
 
+-- The roles that could execute the old signature may execute the new one.
 -- +goose StatementBegin
 DO $$
 DECLARE
     v_role text;
 BEGIN
-    FOR v_role IN SELECT g.role FROM pginbox_regrant_00204 AS g ORDER BY g.role LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %s', v_role);
+    FOR v_role IN
+        SELECT r.rolname
+        FROM pg_catalog.pg_proc AS p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+        JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
+        WHERE p.oid = 'webhooks.ingest_signed(text, jsonb, bytea, timestamptz)'::pg_catalog.regprocedure
+          AND a.privilege_type = 'EXECUTE'
+          AND a.grantee <> p.proowner
+        ORDER BY r.rolname
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %I', v_role);
     END LOOP;
 END;
 $$;
 -- +goose StatementEnd
 
-DROP TABLE pginbox_regrant_00204;
+DROP FUNCTION webhooks.ingest_signed(text, jsonb, bytea, timestamptz);
 
 COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
   'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
