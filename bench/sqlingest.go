@@ -359,7 +359,7 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 // adds. New keys come from gen_random_uuid() in the statement itself.
 func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n int) []callCost {
 	var def string
-	if err := probe.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure)`).Scan(&def); err != nil {
+	if err := probe.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks.ingest_webhook(text,text,text,jsonb,text,boolean,bytea)'::regprocedure)`).Scan(&def); err != nil {
 		return nil
 	}
 	def = strings.Replace(def, "FUNCTION webhooks.ingest_webhook(", "FUNCTION bench.ingest_webhook(", 1)
@@ -370,7 +370,7 @@ func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n i
 	}
 	var stillDefiner bool
 	if err := probe.QueryRow(ctx, `SELECT prosecdef OR proconfig IS NOT NULL FROM pg_proc
-		WHERE oid = 'bench.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure`).Scan(&stillDefiner); err != nil || stillDefiner {
+		WHERE oid = 'bench.ingest_webhook(text,text,text,jsonb,text,boolean,bytea)'::regprocedure`).Scan(&stillDefiner); err != nil || stillDefiner {
 		return nil // the copy did not come out as intended: measure nothing rather than mislead
 	}
 	for _, q := range []string{
