@@ -376,6 +376,7 @@ func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n i
 	for _, q := range []string{
 		`SELECT webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`,
 		`INSERT INTO bench.raw (provider, external_id, event_type, payload) VALUES ('cc', 'dup', 't', '{"a": 1}')`,
+		`SELECT webhooks.ingest_webhook('ccd', 'dup', 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`,
 	} {
 		if _, err := probe.Exec(ctx, q); err != nil {
 			return nil
@@ -389,6 +390,9 @@ func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n i
 		{`INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ('cc', 'dup', 't', '{"a": 1}', 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`, "plain insert, duplicate"},
 		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "ingest_webhook(), duplicate"},
 		{`SELECT event_id, outcome FROM bench.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "the same body without SECURITY DEFINER, duplicate"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', gen_random_uuid()::text, 't', '{"a": 1}', body_sha256 => sha256(convert_to(gen_random_uuid()::text, 'UTF8')))`, "ingest_webhook() with a body digest (keys from unsigned headers), new key and body"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', 'dup', 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`, "ingest_webhook() with a body digest, duplicate by key"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', gen_random_uuid()::text, 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`, "ingest_webhook() with a body digest, a stored body under a fresh key (a replayed capture)"},
 	})
 }
 
