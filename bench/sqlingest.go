@@ -359,7 +359,7 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 // adds. New keys come from gen_random_uuid() in the statement itself.
 func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n int) []callCost {
 	var def string
-	if err := probe.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure)`).Scan(&def); err != nil {
+	if err := probe.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks.ingest_webhook(text,text,text,jsonb,text,boolean,bytea)'::regprocedure)`).Scan(&def); err != nil {
 		return nil
 	}
 	def = strings.Replace(def, "FUNCTION webhooks.ingest_webhook(", "FUNCTION bench.ingest_webhook(", 1)
@@ -370,12 +370,13 @@ func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n i
 	}
 	var stillDefiner bool
 	if err := probe.QueryRow(ctx, `SELECT prosecdef OR proconfig IS NOT NULL FROM pg_proc
-		WHERE oid = 'bench.ingest_webhook(text,text,text,jsonb,text,boolean)'::regprocedure`).Scan(&stillDefiner); err != nil || stillDefiner {
+		WHERE oid = 'bench.ingest_webhook(text,text,text,jsonb,text,boolean,bytea)'::regprocedure`).Scan(&stillDefiner); err != nil || stillDefiner {
 		return nil // the copy did not come out as intended: measure nothing rather than mislead
 	}
 	for _, q := range []string{
 		`SELECT webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`,
 		`INSERT INTO bench.raw (provider, external_id, event_type, payload) VALUES ('cc', 'dup', 't', '{"a": 1}')`,
+		`SELECT webhooks.ingest_webhook('ccd', 'dup', 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`,
 	} {
 		if _, err := probe.Exec(ctx, q); err != nil {
 			return nil
@@ -389,6 +390,9 @@ func ingestCallCosts(ctx context.Context, dbURL string, probe *pgxpool.Pool, n i
 		{`INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ('cc', 'dup', 't', '{"a": 1}', 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`, "plain insert, duplicate"},
 		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "ingest_webhook(), duplicate"},
 		{`SELECT event_id, outcome FROM bench.ingest_webhook('cc', 'dup', 't', '{"a": 1}')`, "the same body without SECURITY DEFINER, duplicate"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', gen_random_uuid()::text, 't', '{"a": 1}', body_sha256 => sha256(convert_to(gen_random_uuid()::text, 'UTF8')))`, "ingest_webhook() with a body digest (keys from unsigned headers), new key and body"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', 'dup', 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`, "ingest_webhook() with a body digest, duplicate by key"},
+		{`SELECT event_id, outcome FROM webhooks.ingest_webhook('ccd', gen_random_uuid()::text, 't', '{"a": 1}', body_sha256 => sha256('dup'::bytea))`, "ingest_webhook() with a body digest, a stored body under a fresh key (a replayed capture)"},
 	})
 }
 

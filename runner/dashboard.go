@@ -177,7 +177,7 @@ func (s *Server) replayAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	flash := fmt.Sprintf("event %d replayed", id)
-	if _, err := s.work.Exec(ctx, `SELECT webhooks.replay($1, $2)`, id, "status page: "+reason); err != nil {
+	if _, err := s.work.Exec(ctx, `SELECT webhooks.replay($1::bigint, $2)`, id, "status page: "+reason); err != nil {
 		flash = fmt.Sprintf("replay of event %d failed: %v", id, err)
 	} else {
 		s.log.Info("event replayed from the status page", "event", id, "reason", reason, "remote", r.RemoteAddr)

@@ -85,6 +85,7 @@ func TestLeastPrivilege(t *testing.T) {
 		`DELETE FROM webhooks.events`,
 		`INSERT INTO webhooks.tombstones VALUES ('p', 'x', 'r')`,
 		`SELECT webhooks.replay(1, 'x')`,
+		`SELECT webhooks.replay(ARRAY[1]::bigint[], 'x')`,
 		`SELECT webhooks.prune('1 day', '2 days')`,
 		`SELECT webhooks.reconcile()`,
 		`SELECT webhooks.set_provider('evil', 'sume', ARRAY['x'])`,
@@ -102,10 +103,25 @@ func TestLeastPrivilege(t *testing.T) {
 		for k := range h {
 			headers[k] = h.Get(k)
 		}
-		mustAllow(t, c, "ingest", `SELECT webhooks.ingest_signed('sume', $1::jsonb, convert_to($2, 'UTF8'))`, headers, body)
+		mustDeny(t, c, "ingest", `SELECT webhooks.ingest_signed('sume', $1::jsonb, convert_to($2, 'UTF8'))`, headers, body)
 		for _, sql := range append(common, `SELECT * FROM webhooks.claim('w')`, `SELECT webhooks.complete(1, 'w', 1)`,
 			`SELECT count(*) FROM webhooks.events`, `SELECT * FROM webhooks.check_status`) {
 			mustDeny(t, c, "ingest", sql)
+		}
+	})
+	t.Run("ingest_signed", func(t *testing.T) {
+		c := roleConn(t, conf.URL(), "pginbox_signed_"+suffix, "grant_ingest_signed")
+		body := `{"job_id": "signed_by_sql", "event": "job.completed"}`
+		h := signSume("sekret", body, nowFunc())
+		headers := map[string]string{}
+		for k := range h {
+			headers[k] = h.Get(k)
+		}
+		mustAllow(t, c, "ingest_signed", `SELECT webhooks.ingest_signed('sume', $1::jsonb, convert_to($2, 'UTF8'))`, headers, body)
+		for _, sql := range append(common, `SELECT webhooks.ingest_webhook('sume', 'unsigned', 'job.completed', '{}')`,
+			`SELECT webhooks.expect('sume', 'later', now() + interval '1 hour')`,
+			`SELECT * FROM webhooks.claim('w')`, `SELECT count(*) FROM webhooks.events`) {
+			mustDeny(t, c, "ingest_signed", sql)
 		}
 	})
 	t.Run("worker", func(t *testing.T) {

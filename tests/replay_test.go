@@ -29,7 +29,7 @@ func TestReplay(t *testing.T) {
 		{name: "dead", id: deadID, before: "dead"},
 		{name: "processed", id: doneID, before: "processed"},
 	} {
-		execSQL(t, pool, `SELECT webhooks.replay($1, $2)`, tc.id, "operator: fixed the handler ("+tc.name+")")
+		execSQL(t, pool, `SELECT webhooks.replay($1::bigint, $2)`, tc.id, "operator: fixed the handler ("+tc.name+")")
 		if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE id = $1 AND status = 'pending'
 			AND attempts = 0 AND processed_at IS NULL AND last_error IS NULL AND run_after <= now()`, tc.id); n != 1 {
 			t.Fatalf("%s: not back to pending", tc.name)
@@ -58,7 +58,7 @@ func TestReplay(t *testing.T) {
 		{name: "blank reason", id: deadID, reason: "  ", code: "22023", msg: "reason must not be empty"},
 	}
 	for _, r := range refusals {
-		_, err := pool.Exec(ctx, `SELECT webhooks.replay($1, $2)`, r.id, r.reason)
+		_, err := pool.Exec(ctx, `SELECT webhooks.replay($1::bigint, $2)`, r.id, r.reason)
 		wantPgError(t, err, r.code, r.msg)
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays`); n != 2 {

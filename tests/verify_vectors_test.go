@@ -170,7 +170,8 @@ func newSignedDB(t *testing.T) *signedDB {
 }
 
 // sqlVerdict configures provider with the vector's kind and secrets, runs the
-// vector through webhooks.ingest_signed and checks what it wrote: one row with
+// vector through webhooks._ingest_signed_at (ingest_signed with the vector's
+// clock, owner only) and checks what it wrote: one row with
 // the key, type and body on success, no row on a rejection. It also returns
 // the full text of the error, if any.
 func sqlVerdict(t testing.TB, pool *pgxpool.Pool, provider string, v signatureVector) (verdict, string) {
@@ -179,7 +180,7 @@ func sqlVerdict(t testing.TB, pool *pgxpool.Pool, provider string, v signatureVe
 	var id int64
 	var outcome string
 	err := pool.QueryRow(ctx,
-		`SELECT event_id, outcome FROM webhooks.ingest_signed($1, $2::jsonb, $3, to_timestamp($4))`,
+		`SELECT event_id, outcome FROM webhooks._ingest_signed_at($1, $2::jsonb, $3, to_timestamp($4))`,
 		provider, string(v.Headers), v.body(t), v.At).Scan(&id, &outcome)
 	rows := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = $1`, provider)
 	if err != nil {
@@ -492,7 +493,7 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 		}
 	})
 	execSQL(t, owner, `GRANT USAGE ON SCHEMA webhooks TO `+ident)
-	execSQL(t, owner, `GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, timestamptz) TO `+ident)
+	execSQL(t, owner, `GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO `+ident)
 	rc := *conf
 	rc.User, rc.Password = role, password
 	pool := PoolFor(t, rc.URL(), 2)
@@ -528,9 +529,9 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 	// A replay of an old delivery cannot be let in by turning the clock back.
 	old := time.Now().Add(-time.Hour)
 	oldBody := `{"event":"job.completed","job_id":"job_old"}`
-	_, err = pool.Exec(ctx, `SELECT webhooks.ingest_signed('live', $1::jsonb, $2, $3)`,
+	_, err = pool.Exec(ctx, `SELECT webhooks._ingest_signed_at('live', $1::jsonb, $2, $3)`,
 		sumeDelivery(secret, old, oldBody), []byte(oldBody), old)
-	wantPgError(t, err, "42501", "may pass at")
+	wantPgError(t, err, "42501", "permission denied")
 	_, err = pool.Exec(ctx, `SELECT webhooks.ingest_signed('live', $1::jsonb, $2)`,
 		sumeDelivery(secret, old, oldBody), []byte(oldBody))
 	wantPgError(t, err, "28000", "pginbox: timestamp out of tolerance")
@@ -538,7 +539,7 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 		t.Fatalf("%d rows for provider live, want 1", n)
 	}
 	// The owner, who can read the secrets anyway, may.
-	execSQL(t, owner, `SELECT webhooks.ingest_signed('live', $1::jsonb, $2, $3)`,
+	execSQL(t, owner, `SELECT webhooks._ingest_signed_at('live', $1::jsonb, $2, $3)`,
 		sumeDelivery(secret, old, oldBody), []byte(oldBody), old)
 }
 
@@ -671,7 +672,7 @@ func TestSignedProviders(t *testing.T) {
 		{`SELECT webhooks.ingest_signed('args', '[]', ''::bytea)`, "22023", "headers must be a JSON object"},
 		{`SELECT webhooks.ingest_signed('args', '{"X-Sume-Timestamp": 1700000000}', ''::bytea)`, "22023", `header "X-Sume-Timestamp" must be a string or an array of strings, got number`},
 		{`SELECT webhooks.ingest_signed('args', '{"X-Sume-Signature": ["a", 1]}', ''::bytea)`, "22023", "an array holding a non-string"},
-		{`SELECT webhooks.ingest_signed('args', '{}', ''::bytea, 'infinity')`, "22023", "at must be a finite timestamp"},
+		{`SELECT webhooks._ingest_signed_at('args', '{}', ''::bytea, 'infinity')`, "22023", "at must be a finite timestamp"},
 		{`SELECT webhooks.ingest_signed('args', '{}', ''::bytea)`, "28000", "pginbox: signature missing"},
 	} {
 		_, err := pool.Exec(ctx, tt.sql)

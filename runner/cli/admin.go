@@ -125,7 +125,7 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	defer closeDB()
-	if _, err := db.ExecContext(ctx, `SELECT webhooks.replay($1, $2)`, id, *reason); err != nil {
+	if _, err := db.ExecContext(ctx, `SELECT webhooks.replay($1::bigint, $2)`, id, *reason); err != nil {
 		return fmt.Errorf("replay %d: %w", id, err)
 	}
 	fmt.Fprintf(app.Stdout, "event %d is pending again (audited in webhooks.replays)\n", id)

@@ -1,0 +1,109 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox"
+)
+
+// TestSecurityUpgradeKeepsGrants migrates a database to the version before
+// the security migrations, gives roles the old grant sets, then migrates the
+// rest: the ingest role can still call ingest_webhook and ingest_signed under
+// their new signatures, and the reader loses expectations.status_url and
+// contradictions.detail but keeps find_gaps (status_url NULL).
+func TestSecurityUpgradeKeepsGrants(t *testing.T) {
+	t.Parallel()
+	db, conf := emptyDB(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
+		t.Fatal(err)
+	}
+	// The first migration that knows body_sha256 starts the security changes;
+	// found by content, so renumbering the files changes nothing here.
+	fsys, err := pginbox.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pginbox.MigrationFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "body_sha256") {
+			v, _ := strconv.ParseInt(name[:5], 10, 64)
+			before = v - 1
+			break
+		}
+	}
+	if before <= 0 {
+		t.Fatal("no migration mentions body_sha256")
+	}
+	p, err := pginbox.NewProvider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, before); err != nil {
+		t.Fatalf("up to %d: %v", before, err)
+	}
+
+	su := PoolFor(t, SuperuserURL(t, conf.Database), 1)
+	suffix := strings.ReplaceAll(conf.Database[len(conf.Database)-8:], "-", "")
+	roles := map[string]string{"grant_ingest": "pginbox_upi_" + suffix, "grant_reader": "pginbox_upr_" + suffix}
+	for grant, role := range roles {
+		ident := pgx.Identifier{role}.Sanitize()
+		execSQL(t, su, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, ident))
+		t.Cleanup(func() {
+			_, _ = su.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
+			_, _ = su.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, ident))
+		})
+		if _, err := db.ExecContext(ctx, `SELECT webhooks.`+grant+`($1)`, role); err != nil {
+			t.Fatalf("%s: %v", grant, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO webhooks.expectations (provider, external_id, deadline, status_url)
+		VALUES ('sume', 'g1', now() - interval '1 hour', 'https://api.sume.dev/s?token=presigned')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+
+	as := func(role string) *pgx.Conn {
+		rc := *conf
+		rc.User, rc.Password = role, "pw"
+		c, err := pgx.Connect(ctx, rc.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	ing := as(roles["grant_ingest"])
+	if _, err := ing.Exec(ctx, `SELECT webhooks.ingest_webhook('p', 'k', 't', '{}')`); err != nil {
+		t.Errorf("ingest role after upgrade: ingest_webhook: %v", err)
+	}
+	_, err = ing.Exec(ctx, `SELECT webhooks.ingest_signed('nobody', '{}', ''::bytea)`)
+	wantPgError(t, err, "42704", "unknown provider") // executable, refused for the provider
+
+	rdr := as(roles["grant_reader"])
+	for _, sql := range []string{`SELECT status_url FROM webhooks.expectations`, `SELECT detail FROM webhooks.contradictions`} {
+		_, err := rdr.Exec(ctx, sql)
+		wantPgError(t, err, "42501", "permission denied")
+	}
+	var url *string
+	if err := rdr.QueryRow(ctx, `SELECT status_url FROM webhooks.find_gaps()`).Scan(&url); err != nil || url != nil {
+		t.Fatalf("reader after upgrade: find_gaps status_url = %v, %v; want NULL", url, err)
+	}
+}
