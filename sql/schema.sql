@@ -271,6 +271,95 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
+CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) RETURNS TABLE(event_id bigint, outcome text)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    c_max_headers CONSTANT integer := 65536;
+    v_kinds   text[];
+    v_secrets text[];
+    v_headers jsonb;
+    v_reason  text;
+    v_found   record;
+    v_digest  bytea;
+BEGIN
+    PERFORM webhooks._require_text('provider', _ingest_signed_at.provider, 64);
+    IF _ingest_signed_at.body IS NULL THEN
+        RAISE EXCEPTION 'pginbox: body must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF _ingest_signed_at.at IS NOT NULL AND NOT pg_catalog.isfinite(_ingest_signed_at.at) THEN
+        RAISE EXCEPTION 'pginbox: at must be a finite timestamp, got %', _ingest_signed_at.at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
+        RAISE EXCEPTION 'pginbox: ingest_signed needs a UTF8 database, this one is %',
+            pg_catalog.getdatabaseencoding()
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    -- pg_column_size is the size of the value as passed: no parsing, no walk.
+    IF pg_catalog.pg_column_size(_ingest_signed_at.headers) > c_max_headers THEN
+        RAISE EXCEPTION 'pginbox: headers too large'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('the headers object is %s bytes; the limit is %s bytes',
+                                             pg_catalog.pg_column_size(_ingest_signed_at.headers), c_max_headers);
+    END IF;
+    v_headers := webhooks._http_headers(_ingest_signed_at.headers);
+
+    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
+    INTO v_kinds, v_secrets
+    FROM webhooks.provider_secrets AS s
+    WHERE s.provider = _ingest_signed_at.provider;
+    IF v_secrets IS NULL THEN
+        RAISE EXCEPTION 'pginbox: unknown provider "%"', _ingest_signed_at.provider
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Configure it with webhooks.set_provider(provider, kind, secrets).';
+    END IF;
+    IF pg_catalog.cardinality(v_kinds) <> 1 THEN
+        RAISE EXCEPTION 'pginbox: provider "%" has secrets of several kinds (%)',
+            _ingest_signed_at.provider, pg_catalog.array_to_string(v_kinds, ', ')
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Reset it with webhooks.set_provider(provider, kind, secrets).';
+    END IF;
+
+    v_reason := coalesce(webhooks._signature_bounds(v_kinds[1], v_headers),
+                         webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, _ingest_signed_at.body,
+                                                    coalesce(_ingest_signed_at.at, pg_catalog.now())));
+    IF v_reason IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: %', v_reason
+            USING ERRCODE = 'invalid_authorization_specification',
+                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 401', _ingest_signed_at.provider, v_kinds[1]);
+    END IF;
+
+    SELECT * INTO v_found FROM webhooks._identify(v_kinds[1], v_headers, _ingest_signed_at.body);
+    IF v_found.reason IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: %', v_found.reason
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
+    END IF;
+
+    -- The key is a header the provider does not sign: the signed body decides.
+    -- (_identify keys sume on the header only when the body has no job_id,
+    -- request_id or id.)
+    IF v_kinds[1] IN ('github', 'shopify')
+       OR (v_kinds[1] = 'sume'
+           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
+           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
+           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'id'), 'null') = 'null') THEN
+        v_digest := pg_catalog.sha256(_ingest_signed_at.body);
+    END IF;
+
+    RETURN QUERY
+    SELECT i.event_id, i.outcome
+    FROM webhooks.ingest_webhook(_ingest_signed_at.provider, v_found.external_id, v_found.event_type,
+                                 v_found.payload, 'webhook', false, v_digest) AS i;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
@@ -541,6 +630,100 @@ $$;
 
 COMMENT ON FUNCTION webhooks._sequence_gaps(provider text, from_seq bigint, to_seq bigint) IS 'Private: the ids in [from_seq, to_seq] neither received nor tombstoned for provider, derived from the ids present (lead() over the (provider, seq) index, generate_series over the holes only, tombstones anti-joined). No argument checks: call webhooks.find_sequence_gaps().';
 
+CREATE FUNCTION webhooks._signature_bounds(kind text, headers jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+    -- The whitespace _verify_signature splits on (Go's unicode.IsSpace).
+    c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_max_bytes CONSTANT integer := 4096;
+    c_max_sigs  CONSTANT integer := 8;
+    v_value     text;
+    v_sigs      bigint := 0;
+BEGIN
+    v_value := _signature_bounds.headers -> (CASE _signature_bounds.kind
+        WHEN 'sume'             THEN 'x-sume-signature'
+        WHEN 'stripe'           THEN 'stripe-signature'
+        WHEN 'github'           THEN 'x-hub-signature-256'
+        WHEN 'standardwebhooks' THEN 'webhook-signature'
+        WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+    END) ->> 0;
+    IF v_value IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF pg_catalog.octet_length(v_value) > c_max_bytes THEN
+        RETURN 'signature header too large';
+    END IF;
+    CASE _signature_bounds.kind
+    WHEN 'sume' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.regexp_split_to_table(v_value, '[,' || c_ws || ']+') AS e
+        WHERE e <> '';
+    WHEN 'stripe' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'standardwebhooks' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
+        WHERE e <> '';
+    ELSE
+        v_sigs := 1;
+    END CASE;
+    IF v_sigs > c_max_sigs THEN
+        RETURN 'too many signatures';
+    END IF;
+    RETURN NULL;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes) or too many signatures (over 8). Checked before any HMAC, so one unauthenticated delivery cannot make verification do unbounded work.';
+
+CREATE FUNCTION webhooks._url_origin(url text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+    v_m      text[];
+    v_scheme text;
+    v_auth   text;
+    v_host   text;
+    v_port   text;
+BEGIN
+    IF _url_origin.url IS NULL OR _url_origin.url ~ '[[:space:][:cntrl:]]' THEN
+        RETURN NULL;
+    END IF;
+    v_m := pg_catalog.regexp_match(_url_origin.url, '^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)');
+    IF v_m IS NULL THEN
+        RETURN NULL;
+    END IF;
+    v_scheme := pg_catalog.lower(v_m[1]);
+    IF v_scheme NOT IN ('http', 'https') THEN
+        RETURN NULL;
+    END IF;
+    v_auth := pg_catalog.regexp_replace(v_m[2], '^.*@', '');
+    v_m := pg_catalog.regexp_match(v_auth, '^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%-]+)(:([0-9]*))?$');
+    IF v_m IS NULL THEN
+        RETURN NULL;
+    END IF;
+    v_host := pg_catalog.translate(v_m[1], 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz');
+    v_port := coalesce(v_m[3], '');
+    IF v_port = '' THEN
+        v_port := CASE v_scheme WHEN 'http' THEN '80' ELSE '443' END;
+    ELSIF pg_catalog.length(pg_catalog.ltrim(v_port, '0')) > 5
+          OR pg_catalog.ltrim(v_port, '0') = ''
+          OR pg_catalog.ltrim(v_port, '0')::integer > 65535 THEN
+        RETURN NULL;
+    ELSE
+        v_port := pg_catalog.ltrim(v_port, '0');
+    END IF;
+    RETURN v_scheme || '://' || v_host || ':' || v_port;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._url_origin(url text) IS 'Private (expect): the origin of an absolute http(s) URL as scheme://host:port, lower-cased, default port explicit (80/443), userinfo dropped; NULL when url is not an absolute http(s) URL with a valid host and port.';
+
 CREATE FUNCTION webhooks._valid_text(s text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $_$
@@ -769,6 +952,7 @@ CASE
     WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
     ELSE NULL::bigint
 END) STORED,
+    body_sha256 bytea,
     CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
     CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
     CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
@@ -797,6 +981,8 @@ COMMENT ON COLUMN webhooks.events.revision IS '1 on first delivery; incremented 
 COMMENT ON COLUMN webhooks.events.attempts IS 'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
 
 COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
+
+COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
 
 CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
@@ -884,6 +1070,10 @@ CREATE FUNCTION webhooks.expect(provider text, external_id text, deadline timest
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
+DECLARE
+    v_origin text;
+    v_stored text;
+    v_n      bigint;
 BEGIN
     PERFORM webhooks._require_text('provider', expect.provider, 64);
     PERFORM webhooks._require_text('external_id', expect.external_id, 255);
@@ -894,9 +1084,11 @@ BEGIN
     END IF;
     IF expect.status_url IS NOT NULL THEN
         PERFORM webhooks._require_text('status_url', expect.status_url, 2048);
-        IF expect.status_url !~ '^https?://[^/?#[:space:]]+' THEN
+        v_origin := webhooks._url_origin(expect.status_url);
+        IF expect.status_url !~ '^https?://[^/?#[:space:]]+' OR v_origin IS NULL THEN
             RAISE EXCEPTION 'pginbox: status_url must be an absolute http(s) URL, got %', expect.status_url
-                USING ERRCODE = 'invalid_parameter_value';
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Like https://api.example.com/v1/jobs/123/status: a lower-case http or https scheme, a host, an optional port.';
         END IF;
     END IF;
 
@@ -907,11 +1099,30 @@ BEGIN
             status_url = coalesce(excluded.status_url, x.status_url)
         WHERE x.met_at IS NULL
           AND (x.deadline, x.status_url) IS DISTINCT FROM
-              (excluded.deadline, coalesce(excluded.status_url, x.status_url));
+              (excluded.deadline, coalesce(excluded.status_url, x.status_url))
+          AND (excluded.status_url IS NULL OR x.status_url IS NULL
+               OR webhooks._url_origin(x.status_url) = webhooks._url_origin(excluded.status_url));
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+
+    -- Nothing written: met, unchanged, or another origin. ON CONFLICT locked
+    -- the row, so this fresh snapshot sees what the WHERE saw.
+    IF v_n = 0 AND expect.status_url IS NOT NULL THEN
+        SELECT x.status_url INTO v_stored
+        FROM webhooks.expectations AS x
+        WHERE x.provider = expect.provider AND x.external_id = expect.external_id;
+        IF v_stored IS NOT NULL AND webhooks._url_origin(v_stored) IS DISTINCT FROM v_origin THEN
+            RAISE EXCEPTION 'pginbox: status_url of %/% cannot move from origin % to origin %',
+                expect.provider, expect.external_id,
+                coalesce(webhooks._url_origin(v_stored), '(unreadable)'), v_origin
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'An expectation''s status_url may only change within the origin it was first recorded with.',
+                      HINT = 'Pass a status_url on the same origin, or NULL to keep the stored one.';
+        END IF;
+    END IF;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.expect(provider text, external_id text, deadline timestamp with time zone, status_url text) IS 'Records that a webhook for (provider, external_id) should arrive by deadline, optionally with the provider''s status_url for backfill. Idempotent: a repeat call on an open expectation moves the deadline to the new value and replaces status_url when a non-NULL one is given; on a met expectation it changes nothing.';
+COMMENT ON FUNCTION webhooks.expect(provider text, external_id text, deadline timestamp with time zone, status_url text) IS 'Records that a webhook for (provider, external_id) should arrive by deadline, optionally with the provider''s status_url (an absolute http(s) URL) for backfill. Idempotent: a repeat call on an open expectation moves the deadline to the new value and replaces status_url when a non-NULL one on the same origin (scheme, host, port) is given; a status_url on another origin than the stored one raises 22023 and changes nothing; on a met expectation it changes nothing.';
 
 CREATE FUNCTION webhooks.fail(event_id bigint, worker text, attempt integer, error text) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
@@ -948,7 +1159,7 @@ CREATE FUNCTION webhooks.find_gaps(provider text DEFAULT NULL::text) RETURNS TAB
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT x.provider, x.external_id, x.status_url, x.deadline
-    FROM webhooks.expectations AS x
+    FROM webhooks._expectations_masked AS x
     WHERE x.met_at IS NULL
       AND x.deadline < now()
       AND (find_gaps.provider IS NULL OR x.provider = find_gaps.provider)
@@ -961,7 +1172,7 @@ CREATE FUNCTION webhooks.find_gaps(provider text DEFAULT NULL::text) RETURNS TAB
     ORDER BY x.deadline, x.provider, x.external_id
 $$;
 
-COMMENT ON FUNCTION webhooks.find_gaps(provider text) IS 'Expected ids (webhooks.expect()) past their deadline with no event and no tombstone, oldest deadline first; all providers when provider is NULL. Reads only open expectations (partial index expectations_open_idx).';
+COMMENT ON FUNCTION webhooks.find_gaps(provider text) IS 'Expected ids (webhooks.expect()) past their deadline with no event and no tombstone, oldest deadline first; all providers when provider is NULL. Reads only open expectations (partial index expectations_open_idx). status_url is NULL unless the caller may select webhooks.expectations.status_url (grant_reader does not give it).';
 
 CREATE FUNCTION webhooks.find_sequence_gaps(provider text, from_seq bigint, to_seq bigint) RETURNS TABLE(external_id text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -969,6 +1180,8 @@ CREATE FUNCTION webhooks.find_sequence_gaps(provider text, from_seq bigint, to_s
     SET jit TO 'off'
     AS $$
 #variable_conflict use_column
+DECLARE
+    c_max_window CONSTANT bigint := 1000000;
 BEGIN
     PERFORM webhooks._require_text('provider', find_sequence_gaps.provider, 64);
     IF find_sequence_gaps.from_seq IS NULL OR find_sequence_gaps.to_seq IS NULL THEN
@@ -986,6 +1199,16 @@ BEGIN
             find_sequence_gaps.from_seq, find_sequence_gaps.to_seq
             USING ERRCODE = 'numeric_value_out_of_range';
     END IF;
+    -- Within 0..999999999999999999 the difference cannot overflow.
+    IF find_sequence_gaps.to_seq - find_sequence_gaps.from_seq + 1 > c_max_window THEN
+        RAISE EXCEPTION 'pginbox: the window [%, %] holds % ids; the limit is % ids a call',
+            find_sequence_gaps.from_seq, find_sequence_gaps.to_seq,
+            find_sequence_gaps.to_seq - find_sequence_gaps.from_seq + 1, c_max_window
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = pg_catalog.format('Split the window into calls of at most %s ids each, e.g. [%s, %s] first.',
+                                           c_max_window, find_sequence_gaps.from_seq,
+                                           find_sequence_gaps.from_seq + c_max_window - 1);
+    END IF;
 
     RETURN QUERY
     SELECT g.external_id
@@ -994,7 +1217,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.find_sequence_gaps(provider text, from_seq bigint, to_seq bigint) IS 'For a provider whose ids form a numeric sequence: the ids in [from_seq, to_seq] (inclusive) neither received nor tombstoned, in order, as text. Cost follows the received rows in the window, not its width. Raises when from_seq > to_seq or the window leaves 0..999999999999999999; non-numeric ids are ignored.';
+COMMENT ON FUNCTION webhooks.find_sequence_gaps(provider text, from_seq bigint, to_seq bigint) IS 'For a provider whose ids form a numeric sequence: the ids in [from_seq, to_seq] (inclusive) neither received nor tombstoned, in order, as text. Cost follows the received rows in the window, not its width. Raises when from_seq > to_seq, the window leaves 0..999999999999999999, or it holds more than 1,000,000 ids (54000: split it); non-numeric ids are ignored.';
 
 CREATE FUNCTION webhooks.grant_ingest(role text) RETURNS void
     LANGUAGE plpgsql
@@ -1003,20 +1226,33 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean),
-        webhooks.ingest_signed(text, jsonb, bytea, timestamptz),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'Lets role call ingest_webhook, ingest_signed and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use grant_ingest_signed. Run as the owner of schema webhooks.';
+
+CREATE FUNCTION webhooks.grant_ingest_signed(role text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM webhooks._require_role(grant_ingest_signed.role);
+    EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest_signed.role);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %I',
+                   grant_ingest_signed.role);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.grant_ingest_signed(role text) IS 'For roles exposed to the internet (PostgREST, edge functions): lets role call ingest_signed and nothing else, so it cannot store an event without a valid signature (no ingest_webhook, no expect, no table access). Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.grant_reader(role text) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
     v_table  text;
+    v_hidden text[];
     v_cols   text;
 BEGIN
     PERFORM webhooks._require_role(grant_reader.role);
@@ -1026,17 +1262,23 @@ BEGIN
         FROM pg_catalog.pg_class AS c
         WHERE c.relnamespace = 'webhooks'::regnamespace
           AND c.relkind IN ('r', 'v', 'm')
-          AND c.relname NOT IN ('events', 'provider_secrets', 'goose_db_version')
+          AND c.relname NOT IN ('events', 'expectations', 'contradictions', 'provider_secrets', 'goose_db_version')
         ORDER BY c.relname
     LOOP
         EXECUTE format('GRANT SELECT ON webhooks.%I TO %I', v_table, grant_reader.role);
     END LOOP;
-    SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
-    FROM pg_catalog.pg_attribute AS a
-    WHERE a.attrelid = 'webhooks.events'::regclass
-      AND a.attnum > 0 AND NOT a.attisdropped
-      AND a.attname <> 'payload';
-    EXECUTE format('GRANT SELECT (%s) ON webhooks.events TO %I', v_cols, grant_reader.role);
+    FOR v_table, v_hidden IN
+        VALUES ('events', ARRAY['payload', 'body_sha256']),
+               ('expectations', ARRAY['status_url']),
+               ('contradictions', ARRAY['detail'])
+    LOOP
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
+        FROM pg_catalog.pg_attribute AS a
+        WHERE a.attrelid = pg_catalog.format('webhooks.%I', v_table)::regclass
+          AND a.attnum > 0 AND NOT a.attisdropped
+          AND a.attname <> ALL (v_hidden);
+        EXECUTE format('GRANT SELECT (%s) ON webhooks.%I TO %I', v_cols, v_table, grant_reader.role);
+    END LOOP;
     EXECUTE format('GRANT EXECUTE ON FUNCTION
         webhooks.find_gaps(text),
         webhooks.find_sequence_gaps(text, bigint, bigint)
@@ -1044,7 +1286,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_reader(role text) IS 'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, gaps and every column of events except payload; no writes, no payloads, no secrets. Run as the owner of schema webhooks; run it again after migrations that add tables or views.';
+COMMENT ON FUNCTION webhooks.grant_reader(role text) IS 'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, contradictions, gaps and events, except events.payload, events.body_sha256, expectations.status_url and contradictions.detail (find_gaps shows it status_url as NULL); no writes, no payloads, no secrets. Run as the owner of schema webhooks; run it again after migrations that add tables or views.';
 
 CREATE FUNCTION webhooks.grant_worker(role text) RETURNS void
     LANGUAGE plpgsql
@@ -1091,81 +1333,18 @@ $$;
 
 COMMENT ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) IS 'Extends the lease of a claimed event to now() + extend, fenced on (event_id, worker, attempt). Returns false when the lease was lost: stop working on the event.';
 
-CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(event_id bigint, outcome text)
-    LANGUAGE plpgsql SECURITY DEFINER
+CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) RETURNS TABLE(event_id bigint, outcome text)
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-#variable_conflict use_column
-DECLARE
-    v_kinds   text[];
-    v_secrets text[];
-    v_headers jsonb;
-    v_reason  text;
-    v_found   record;
-BEGIN
-    PERFORM webhooks._require_text('provider', ingest_signed.provider, 64);
-    IF ingest_signed.body IS NULL THEN
-        RAISE EXCEPTION 'pginbox: body must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF ingest_signed.at IS NOT NULL THEN
-        IF NOT pg_catalog.isfinite(ingest_signed.at) THEN
-            RAISE EXCEPTION 'pginbox: at must be a finite timestamp, got %', ingest_signed.at
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF NOT pg_catalog.has_table_privilege(session_user, 'webhooks.provider_secrets', 'SELECT') THEN
-            RAISE EXCEPTION 'pginbox: only a role that may read webhooks.provider_secrets may pass at'
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'Leave at out (NULL): deliveries are checked against now().';
-        END IF;
-    END IF;
-    IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
-        RAISE EXCEPTION 'pginbox: ingest_signed needs a UTF8 database, this one is %',
-            pg_catalog.getdatabaseencoding()
-            USING ERRCODE = 'feature_not_supported';
-    END IF;
-    v_headers := webhooks._http_headers(ingest_signed.headers);
-
-    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
-    INTO v_kinds, v_secrets
-    FROM webhooks.provider_secrets AS s
-    WHERE s.provider = ingest_signed.provider;
-    IF v_secrets IS NULL THEN
-        RAISE EXCEPTION 'pginbox: unknown provider "%"', ingest_signed.provider
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'Configure it with webhooks.set_provider(provider, kind, secrets).';
-    END IF;
-    IF pg_catalog.cardinality(v_kinds) <> 1 THEN
-        RAISE EXCEPTION 'pginbox: provider "%" has secrets of several kinds (%)',
-            ingest_signed.provider, pg_catalog.array_to_string(v_kinds, ', ')
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Reset it with webhooks.set_provider(provider, kind, secrets).';
-    END IF;
-
-    v_reason := webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, ingest_signed.body,
-                                           coalesce(ingest_signed.at, pg_catalog.now()));
-    IF v_reason IS NOT NULL THEN
-        RAISE EXCEPTION 'pginbox: %', v_reason
-            USING ERRCODE = 'invalid_authorization_specification',
-                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 401', ingest_signed.provider, v_kinds[1]);
-    END IF;
-
-    SELECT * INTO v_found FROM webhooks._identify(v_kinds[1], v_headers, ingest_signed.body);
-    IF v_found.reason IS NOT NULL THEN
-        RAISE EXCEPTION 'pginbox: %', v_found.reason
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', ingest_signed.provider, v_kinds[1]);
-    END IF;
-
-    RETURN QUERY
     SELECT i.event_id, i.outcome
-    FROM webhooks.ingest_webhook(ingest_signed.provider, v_found.external_id, v_found.event_type, v_found.payload) AS i;
-END;
+    FROM webhooks._ingest_signed_at(ingest_signed.provider, ingest_signed.headers, ingest_signed.body,
+                                    pg_catalog.now()) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook(). headers: JSON object of header name (any case) to string or array of strings. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type) or 42704 (404: unknown provider). at (default NULL = now()) moves the 5-minute tolerance clock, for test vectors; only roles that can read the secrets may pass it. HMAC-SHA256 is computed with the built-in sha256(): no pgcrypto or other extension. SECURITY DEFINER: grant EXECUTE (and USAGE on schema webhooks) to roles that ingest; they cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
-CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1196,16 +1375,96 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- The loop only repeats when a concurrent prune deletes the row between
-    -- two statements.
+    IF ingest_webhook.body_sha256 IS NOT NULL THEN
+        IF octet_length(ingest_webhook.body_sha256) <> 32 THEN
+            RAISE EXCEPTION 'pginbox: body_sha256 must be the 32-byte SHA-256 of the raw body, got % bytes',
+                octet_length(ingest_webhook.body_sha256)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass sha256(<raw body bytes>), or NULL for a key taken from the signed body.';
+        END IF;
+
+        -- An unsigned key: never 'updated'. The loop only repeats when a
+        -- concurrent prune deletes the row between two statements.
+        FOR v_try IN 1..3 LOOP
+            -- 1. Look, without locking: a known key, then a known body, is a
+            --    duplicate, read-only. Neither look decides that the delivery
+            --    is new: only the unique indexes do, in step 2.
+            SELECT e.id,
+                   CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
+                        ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
+            INTO v_id, v_changes
+            FROM webhooks.events AS e
+            WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+            IF v_id IS NULL THEN
+                SELECT e.id, false INTO v_id, v_changes
+                FROM webhooks.events AS e
+                WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
+            END IF;
+
+            -- 2. Neither is known: one insert, which any unique violation
+            --    (the key or the body) turns into nothing.
+            IF v_id IS NULL THEN
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
+                VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256)
+                ON CONFLICT DO NOTHING
+                RETURNING e.id INTO v_id;
+
+                IF v_id IS NOT NULL THEN
+                    IF ingest_webhook.notify THEN
+                        PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
+                    END IF;
+                    event_id := v_id;
+                    outcome  := 'created';
+                    RETURN NEXT;
+                    RETURN;
+                END IF;
+
+                -- 3. A concurrent delivery of the key or the body got there
+                --    first. ON CONFLICT waited for it, so it is committed and
+                --    visible to these statements' fresh snapshots.
+                SELECT e.id,
+                       CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
+                            ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
+                INTO v_id, v_changes
+                FROM webhooks.events AS e
+                WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+                IF v_id IS NULL THEN
+                    SELECT e.id, false INTO v_id, v_changes
+                    FROM webhooks.events AS e
+                    WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
+                END IF;
+            END IF;
+
+            IF v_id IS NOT NULL THEN
+                IF v_changes THEN
+                    RAISE NOTICE 'pginbox: different body under a stored key'
+                        USING DETAIL = format('provider %s, external_id %s, event_id %s: the key is not signed, '
+                                              'so the stored payload was kept', ingest_webhook.provider,
+                                              ingest_webhook.external_id, v_id);
+                END IF;
+                event_id := v_id;
+                outcome  := 'duplicate';
+                RETURN NEXT;
+                RETURN;
+            END IF;
+        END LOOP;
+
+        RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',
+            ingest_webhook.provider, ingest_webhook.external_id
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+
+    -- A key from the signed body (no digest): as before.
     FOR v_try IN 1..3 LOOP
         -- 1. Look, without locking. A known key whose row would not change
-        --    (no longer pending, or the same payload) is a duplicate and ends
-        --    here: a read-only transaction (no xid, no WAL, no flush at
-        --    commit) that never waits on another delivery's row lock. The
-        --    look never decides that a key is new: only the unique key does,
-        --    in step 2.
-        SELECT e.id, (e.status = 'pending' AND e.payload IS DISTINCT FROM ingest_webhook.payload)
+        --    (no longer pending, stored under an unsigned key, or the same
+        --    payload) is a duplicate and ends here: a read-only transaction
+        --    (no xid, no WAL, no flush at commit) that never waits on another
+        --    delivery's row lock. The look never decides that a key is new:
+        --    only the unique key does, in step 2.
+        SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
+                      AND e.payload IS DISTINCT FROM ingest_webhook.payload)
         INTO v_id, v_changes
         FROM webhooks.events AS e
         WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
@@ -1227,6 +1486,7 @@ BEGIN
                 revision   = e.revision + 1,
                 updated_at = now()
             WHERE e.status = 'pending'
+              AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
 
@@ -1262,7 +1522,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, or a payload that is not a JSON object. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -1722,6 +1982,64 @@ $$;
 
 COMMENT ON FUNCTION webhooks.release(event_id bigint, worker text, attempt integer) IS 'Hands a claimed event back to pending (run now) without running it, fenced on (event_id, worker, attempt); the attempt still counts. Returns false when the lease was already lost.';
 
+CREATE FUNCTION webhooks.replay(event_ids bigint[], reason text) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    c_max_ids CONSTANT integer := 10000;
+    v_count   integer;
+BEGIN
+    IF replay.reason IS NULL OR btrim(replay.reason, E' \t\r\n') = '' THEN
+        RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN replay.reason IS NULL THEN 'null' ELSE 'blank' END
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Say why the events run again; it is recorded in webhooks.replays.';
+    END IF;
+    PERFORM webhooks._require_text('reason', replay.reason, 1000);
+    IF replay.event_ids IS NULL THEN
+        RAISE EXCEPTION 'pginbox: event_ids must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF pg_catalog.cardinality(replay.event_ids) > c_max_ids THEN
+        RAISE EXCEPTION 'pginbox: % event ids in one replay; the limit is %',
+            pg_catalog.cardinality(replay.event_ids), c_max_ids
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Replay them in batches of at most 10000 ids.';
+    END IF;
+
+    WITH picked AS MATERIALIZED (
+        SELECT e.id, e.status, e.attempts
+        FROM webhooks.events AS e
+        WHERE e.id = ANY (replay.event_ids)
+          AND e.status <> 'processing'
+          AND e.payload IS NOT NULL
+        ORDER BY e.id
+        FOR UPDATE
+    ), audited AS (
+        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
+        SELECT p.id, replay.reason, p.status, p.attempts
+        FROM picked AS p
+        ORDER BY p.id
+    ), replayed AS (
+        UPDATE webhooks.events AS e
+        SET status       = 'pending',
+            processed_at = NULL,
+            attempts     = 0,
+            run_after    = now(),
+            last_error   = NULL,
+            updated_at   = now()
+        FROM picked AS p
+        WHERE e.id = p.id
+        RETURNING e.id
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+    RETURN v_count;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
+
 CREATE FUNCTION webhooks.replay(event_id bigint, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2016,6 +2334,37 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.unschedule_pg_cron() IS 'Removes the pg_cron jobs webhooks.schedule_with_pg_cron() created (the caller''s, in this database); returns how many. 0 where pg_cron is not installed.';
 
+CREATE TABLE webhooks.expectations (
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    deadline timestamp with time zone NOT NULL,
+    status_url text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    met_at timestamp with time zone,
+    checks integer DEFAULT 0 NOT NULL,
+    CONSTRAINT expectations_checks_check CHECK ((checks >= 0)),
+    CONSTRAINT expectations_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT expectations_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT expectations_status_url_check CHECK (((status_url IS NULL) OR (status_url ~ '^https?://'::text)))
+);
+
+COMMENT ON TABLE webhooks.expectations IS 'Webhooks that should arrive by a deadline, recorded at submit time (webhooks.expect()).';
+
+CREATE VIEW webhooks._expectations_masked AS
+ SELECT x.provider,
+    x.external_id,
+    x.deadline,
+        CASE
+            WHEN ( SELECT has_column_privilege('webhooks.expectations'::text, 'status_url'::text, 'SELECT'::text) AS has_column_privilege) THEN x.status_url
+            ELSE NULL::text
+        END AS status_url,
+    x.created_at,
+    x.met_at,
+    x.checks
+   FROM webhooks.expectations x;
+
+COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select expectations.status_url itself (grant_reader does not give it).';
+
 CREATE TABLE webhooks.check_results (
     run_at timestamp with time zone NOT NULL,
     name text NOT NULL,
@@ -2107,22 +2456,6 @@ ALTER TABLE webhooks.events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
-
-CREATE TABLE webhooks.expectations (
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    deadline timestamp with time zone NOT NULL,
-    status_url text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    met_at timestamp with time zone,
-    checks integer DEFAULT 0 NOT NULL,
-    CONSTRAINT expectations_checks_check CHECK ((checks >= 0)),
-    CONSTRAINT expectations_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT expectations_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT expectations_status_url_check CHECK (((status_url IS NULL) OR (status_url ~ '^https?://'::text)))
-);
-
-COMMENT ON TABLE webhooks.expectations IS 'Webhooks that should arrive by a deadline, recorded at submit time (webhooks.expect()).';
 
 CREATE TABLE webhooks.tombstones (
     provider text NOT NULL,
@@ -2410,6 +2743,9 @@ ALTER TABLE ONLY webhooks.contradictions
 ALTER TABLE ONLY webhooks.event_types
     ADD CONSTRAINT event_types_pkey PRIMARY KEY (provider, event_type);
 
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))) NOT VALID;
+
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_pkey PRIMARY KEY (id);
 
@@ -2445,6 +2781,8 @@ CREATE INDEX events_dead_idx ON webhooks.events USING btree (updated_at) WHERE (
 CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, COALESCE((payload ->> 'job_id'::text), external_id), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
+
+CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
 
 CREATE INDEX events_provider_seq_idx ON webhooks.events USING btree (provider, seq) WHERE (seq IS NOT NULL);
 
@@ -2488,6 +2826,8 @@ REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
@@ -2501,6 +2841,10 @@ REVOKE ALL ON FUNCTION webhooks._require_role(role text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks._require_text(p_name text, p_value text, p_max_bytes integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._sequence_gaps(provider text, from_seq bigint, to_seq bigint) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
@@ -2524,15 +2868,17 @@ REVOKE ALL ON FUNCTION webhooks.find_sequence_gaps(provider text, from_seq bigin
 
 REVOKE ALL ON FUNCTION webhooks.grant_ingest(role text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks.grant_ingest_signed(role text) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks.grant_reader(role text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.grant_worker(role text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
 
@@ -2549,6 +2895,8 @@ REVOKE ALL ON FUNCTION webhooks.refresh_view(name text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.refresh_views() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.release(event_id bigint, worker text, attempt integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.replay(event_ids bigint[], reason text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.replay(event_id bigint, reason text) FROM PUBLIC;
 

@@ -50,7 +50,7 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	if before <= 0 {
 		t.Fatal("no migration mentions body_sha256")
 	}
-	p, err := pginbox.NewProvider(db)
+	p, err := pginbox.NewMigrationProvider(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 -- grant_reader, restated: expectations.status_url (it may carry a presigned
 -- token), contradictions.detail (it quotes payload fields) and
 -- events.body_sha256 (derived from the body) join events.payload among the
--- columns a reader cannot select. 00211 fixes the roles the old version gave
+-- columns a reader cannot select. Migration 00079 fixes the roles the old version gave
 -- whole tables to.
 -- +goose StatementBegin
 -- webhooks.grant_reader lets a role watch: the checks and their history, the

@@ -3,7 +3,7 @@
 -- ids per call. The gaps of a window are generated one row per missing id, so
 -- a window of 10^18 ids from a reader (who may call it) would spill
 -- temporary files until the disk is full (3,000,000 ids already wrote about
--- 143 MB). Everything else is 00137's.
+-- 143 MB). Everything else is as in the 0.1.0 definition.
 -- +goose StatementBegin
 -- webhooks.find_sequence_gaps lists, for a provider whose ids form a numeric
 -- sequence, the ids in [from_seq, to_seq] (both included) that were neither
