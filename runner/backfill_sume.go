@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // SumeAPI looks gaps up in Sume's job status API:
@@ -127,16 +129,16 @@ func (s *SumeAPI) endpoint(gap Gap) (string, bool, error) {
 
 // parse maps a 200 response to a Lookup.
 func (s *SumeAPI) parse(gap Gap, body []byte) (Lookup, error) {
-	env, err := readEnvelope(body)
+	env, err := verify.ReadEnvelope(body)
 	if err != nil {
 		return Lookup{}, s.malformed(gap, "not a JSON object")
 	}
-	status, ok := env.str("status")
+	status, ok := env.Str("status")
 	if !ok {
 		return Lookup{}, s.malformed(gap, "no status string")
 	}
-	if env.has("job_id") {
-		id, err := env.key("job_id")
+	if env.Has("job_id") {
+		id, err := env.Key("job_id")
 		if err != nil || id != gap.ExternalID {
 			return Lookup{}, s.malformed(gap, "job_id is not the id asked about")
 		}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 	"github.com/pginbox/pginbox/tests"
 )
 
@@ -94,12 +95,12 @@ func BenchmarkIngestWebhookDuplicate(b *testing.B) {
 // sockets): signature verification, key extraction, ingest, the 200.
 func BenchmarkServeSumeDelivery(b *testing.B) {
 	conf := tests.NewConfig(b)
-	p, err := runner.NewProvider("sume", []string{"bench-secret"})
+	p, err := verify.New("sume", []string{"bench-secret"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := runner.Config{
-		Addr: "127.0.0.1:0", Providers: map[string]runner.Provider{"sume": p}, ProviderKinds: map[string]string{"sume": "sume"},
+		Addr: "127.0.0.1:0", Providers: map[string]verify.Provider{"sume": p}, ProviderKinds: map[string]string{"sume": "sume"},
 		ReconcileEvery: -1, ChecksEvery: -1,
 	}
 	srv, err := runner.New(context.Background(), cfg, conf.URL(), slog.New(slog.DiscardHandler))

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // Config configures a [Server]. [ConfigFromEnv] fills it from the
@@ -17,7 +19,7 @@ type Config struct {
 	Addr string
 	// Providers maps a provider name (the {provider} in POST /webhooks/{provider})
 	// to its verifier.
-	Providers map[string]Provider
+	Providers map[string]verify.Provider
 	// ProviderKinds maps the same names to their kinds (sume, stripe, ...).
 	ProviderKinds map[string]string
 	// MaxBody is the largest accepted body in bytes. Default 1 MiB.
@@ -108,7 +110,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PruneEvery, time.Hour)
 	def(&c.IngestTimeout, 10*time.Second)
 	if c.Providers == nil {
-		c.Providers = map[string]Provider{}
+		c.Providers = map[string]verify.Provider{}
 	}
 	return c
 }
@@ -268,8 +270,8 @@ var providerName = func(s string) bool {
 
 // providersFromEnv parses PGINBOX_PROVIDERS ("sume=sume,gh=github") and
 // each provider's PGINBOX_SECRET_<NAME>.
-func providersFromEnv(getenv func(string) string) (map[string]Provider, map[string]string, error) {
-	providers, kinds := map[string]Provider{}, map[string]string{}
+func providersFromEnv(getenv func(string) string) (map[string]verify.Provider, map[string]string, error) {
+	providers, kinds := map[string]verify.Provider{}, map[string]string{}
 	list := strings.TrimSpace(getenv("PGINBOX_PROVIDERS"))
 	if list == "" {
 		return providers, kinds, nil
@@ -290,13 +292,13 @@ func providersFromEnv(getenv func(string) string) (map[string]Provider, map[stri
 				secrets = append(secrets, s)
 			}
 		}
-		if !contains(Kinds(), kind) {
-			return nil, nil, &ConfigError{"PGINBOX_PROVIDERS", fmt.Sprintf("provider %q: unknown kind %q (supported: %s)", name, kind, strings.Join(Kinds(), ", "))}
+		if !contains(verify.Kinds(), kind) {
+			return nil, nil, &ConfigError{"PGINBOX_PROVIDERS", fmt.Sprintf("provider %q: unknown kind %q (supported: %s)", name, kind, strings.Join(verify.Kinds(), ", "))}
 		}
 		if len(secrets) == 0 {
 			return nil, nil, &ConfigError{secretVar, fmt.Sprintf("provider %q has no secret", name)}
 		}
-		p, err := NewProvider(kind, secrets)
+		p, err := verify.New(kind, secrets)
 		if err != nil {
 			return nil, nil, &ConfigError{secretVar, err.Error()}
 		}

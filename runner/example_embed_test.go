@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // An application embeds the runner and processes events with its own
@@ -45,14 +46,14 @@ func Example_embed() {
 		return err
 	})
 
-	sume, err := runner.NewProvider("sume", []string{os.Getenv("SUME_SECRET")})
+	sume, err := verify.New("sume", []string{os.Getenv("SUME_SECRET")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:          "127.0.0.1:8080", // POST /webhooks/sume
-		Providers:     map[string]runner.Provider{"sume": sume},
+		Providers:     map[string]verify.Provider{"sume": sume},
 		ProviderKinds: map[string]string{"sume": "sume"},
 		Handler:       handler,
 		Workers:       4,

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // IngestResult is the answer to a stored delivery.
@@ -27,7 +29,7 @@ type IngestResult struct {
 // once the row is committed.
 type Receiver struct {
 	Pool      *pgxpool.Pool
-	Providers map[string]Provider
+	Providers map[string]verify.Provider
 	MaxBody   int64
 	// Timeout bounds the ingest call (503 past it).
 	Timeout time.Duration
@@ -102,7 +104,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (rc *Receiver) ingest(ctx context.Context, provider string, d Delivery) (IngestResult, error) {
+func (rc *Receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (IngestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -132,7 +134,7 @@ func permanent(err error) bool {
 }
 
 func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
-	var rej *RejectError
+	var rej *verify.RejectError
 	if errors.As(err, &rej) {
 		rc.reject(w, r, provider, rej.Status, rej.Reason)
 		return

@@ -31,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // examplesDir is examples/ at the root of the module (tests run in tests/).
@@ -738,14 +739,14 @@ func TestExampleEmbedRunner(t *testing.T) {
 		_, err := tx.Exec(ctx, `INSERT INTO app.orders_paid (order_id, amount) VALUES ($1, $2)`, p.OrderID, p.Amount)
 		return err
 	})
-	sume, err := runner.NewProvider("sume", []string{"sume-secret"})
+	sume, err := verify.New("sume", []string{"sume-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:           "127.0.0.1:0",
-		Providers:      map[string]runner.Provider{"sume": sume},
+		Providers:      map[string]verify.Provider{"sume": sume},
 		ProviderKinds:  map[string]string{"sume": "sume"},
 		Handler:        handler,
 		Workers:        2,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // testServer is a pginbox runner serving on a loopback port.
@@ -42,11 +43,11 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 		cfg.ChecksEvery = -1
 	}
 	if cfg.Providers == nil {
-		cfg.Providers = map[string]runner.Provider{}
+		cfg.Providers = map[string]verify.Provider{}
 		cfg.ProviderKinds = map[string]string{}
 	}
 	for name, ks := range providers {
-		p, err := runner.NewProvider(ks[0], strings.Split(ks[1], ","))
+		p, err := verify.New(ks[0], strings.Split(ks[1], ","))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/sha256"
@@ -53,7 +53,7 @@ func parseShopifySignature(header string) ([]byte, error) {
 // Identify takes the idempotency key from X-Shopify-Event-Id and the event
 // type from X-Shopify-Topic.
 func (p *shopify) Identify(h http.Header, body []byte) (Delivery, error) {
-	if _, err := readEnvelope(body); err != nil {
+	if _, err := ReadEnvelope(body); err != nil {
 		return Delivery{}, err
 	}
 	key, err := headerKey(h, "X-Shopify-Event-Id")

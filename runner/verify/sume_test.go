@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"net/http"
@@ -90,7 +90,7 @@ func TestSumeIdentify(t *testing.T) {
 		{"job webhook", `{"event":"job.completed","job_id":"job_1"}`, "", "job_1", "job.completed", ""},
 		{"job_id wins over request_id and id", `{"event":"job.completed","id":"evt_9","request_id":"req_1","job_id":"job_1"}`, "", "job_1", "job.completed", ""},
 		{"job_id wins over the header", `{"event":"job.failed","job_id":"job_1"}`, "evt_9", "job_1", "job.failed", ""},
-		{"format run keyed on envelope request_id", `{"event":"format.completed","request_id":"req_1","payload":{"request_id":"req_nested"}}`, "", "req_1", "format.completed", ""},
+		{"format run keyed on Envelope request_id", `{"event":"format.completed","request_id":"req_1","payload":{"request_id":"req_nested"}}`, "", "req_1", "format.completed", ""},
 		{"request_id wins over id", `{"event":"format.completed","request_id":"req_1","id":"evt_1"}`, "evt_1", "req_1", "format.completed", ""},
 		{"request_id not compared with the header", `{"event":"format.completed","request_id":"req_1"}`, "evt_other", "req_1", "format.completed", ""},
 		{"nested payload.request_id ignored", `{"event":"format.completed","payload":{"request_id":"req_nested"}}`, "", "", "", ReasonKeyMissing},

@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/sha256"
@@ -101,7 +101,7 @@ func parseStandardSignatures(header string) ([][]byte, error) {
 // Identify takes the idempotency key from webhook-id and the event type from
 // the top-level type.
 func (p *standardWebhooks) Identify(h http.Header, body []byte) (Delivery, error) {
-	env, err := readEnvelope(body)
+	env, err := ReadEnvelope(body)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -109,7 +109,7 @@ func (p *standardWebhooks) Identify(h http.Header, body []byte) (Delivery, error
 	if err != nil {
 		return Delivery{}, err
 	}
-	t, _ := env.str("type")
+	t, _ := env.Str("type")
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}

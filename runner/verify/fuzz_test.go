@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func checkText(t *testing.T, what, s string) {
 func verifyAll(t *testing.T, h http.Header, body []byte) {
 	t.Helper()
 	for _, kind := range Kinds() {
-		p, err := NewProvider(kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+		p, err := New(kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func FuzzReadEnvelope(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		env, err := readEnvelope(body)
+		env, err := ReadEnvelope(body)
 		if err != nil {
 			checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
 			// Anything encoding/json takes as an object, in valid UTF-8 and
@@ -224,7 +224,7 @@ func FuzzReadEnvelope(f *testing.F) {
 			t.Fatalf("accepted %q which is not a JSON object: %v", body, err)
 		}
 		if len(m) != len(env) {
-			t.Fatalf("envelope has %d members, encoding/json finds %d", len(env), len(m))
+			t.Fatalf("Envelope has %d members, encoding/json finds %d", len(env), len(m))
 		}
 		for name, raw := range env {
 			if !json.Valid(raw) || !bytes.Equal(bytes.TrimSpace(m[name]), bytes.TrimSpace(raw)) {

@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/sha256"
@@ -74,19 +74,19 @@ func parseSumeSignature(header string) ([][]byte, error) {
 // When the body has a top-level id and the header is sent, they must be equal.
 // The event type is the top-level event, else the top-level type.
 func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
-	env, err := readEnvelope(body)
+	env, err := ReadEnvelope(body)
 	if err != nil {
 		return Delivery{}, err
 	}
 	headerID := h.Get("X-Sume-Event-Id")
 	var key string
 	switch {
-	case env.has("job_id"):
-		key, err = env.key("job_id")
-	case env.has("request_id"):
-		key, err = env.key("request_id")
-	case env.has("id"):
-		key, err = env.key("id")
+	case env.Has("job_id"):
+		key, err = env.Key("job_id")
+	case env.Has("request_id"):
+		key, err = env.Key("request_id")
+	case env.Has("id"):
+		key, err = env.Key("id")
 	case headerID != "":
 		key, err = validKey(headerID)
 	default:
@@ -96,14 +96,14 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 		return Delivery{}, err
 	}
 	// The header is not signed: it may only repeat the signed body id.
-	if headerID != "" && env.has("id") {
-		if id, err := env.key("id"); err != nil || id != headerID {
+	if headerID != "" && env.Has("id") {
+		if id, err := env.Key("id"); err != nil || id != headerID {
 			return Delivery{}, badRequest(ReasonEventIDMismatch)
 		}
 	}
-	t, ok := env.str("event")
+	t, ok := env.Str("event")
 	if !ok {
-		t, _ = env.str("type")
+		t, _ = env.Str("type")
 	}
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err

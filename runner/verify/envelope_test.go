@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"net/http"
@@ -44,7 +44,7 @@ func TestReadEnvelope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env, err := readEnvelope([]byte(tt.body))
+			env, err := ReadEnvelope([]byte(tt.body))
 			if !tt.ok {
 				checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
 				return
@@ -96,11 +96,11 @@ func TestEnvelopeKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env, err := readEnvelope([]byte(`{"k": ` + tt.value + ` }`))
+			env, err := ReadEnvelope([]byte(`{"k": ` + tt.value + ` }`))
 			if err != nil {
-				t.Fatalf("readEnvelope: %v", err)
+				t.Fatalf("ReadEnvelope: %v", err)
 			}
-			got, err := env.key("k")
+			got, err := env.Key("k")
 			if tt.reason != "" {
 				checkReject(t, err, http.StatusBadRequest, tt.reason)
 				return
@@ -115,17 +115,17 @@ func TestEnvelopeKey(t *testing.T) {
 
 func TestEnvelopeHasAndStr(t *testing.T) {
 	t.Parallel()
-	env, err := readEnvelope([]byte(`{"s": "x", "e": "", "i": 1, "o": {}, "n": null }`))
+	env, err := ReadEnvelope([]byte(`{"s": "x", "e": "", "i": 1, "o": {}, "n": null }`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{"n": false, "s": true, "e": true, "i": true, "o": true, "absent": false} {
-		if got := env.has(name); got != want {
+		if got := env.Has(name); got != want {
 			t.Errorf("has(%q) = %v, want %v", name, got, want)
 		}
 	}
 	for name, want := range map[string]bool{"n": false, "s": true, "e": false, "i": false, "o": false, "absent": false} {
-		if _, got := env.str(name); got != want {
+		if _, got := env.Str(name); got != want {
 			t.Errorf("str(%q) ok = %v, want %v", name, got, want)
 		}
 	}

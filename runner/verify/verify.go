@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/hmac"
@@ -48,9 +48,9 @@ const tolerance = 5 * time.Minute
 // (the limit webhooks.ingest_webhook enforces).
 const maxTextBytes = 255
 
-// kinds maps each provider kind to its constructor. NewProvider has already
+// kinds maps each provider kind to its constructor. New has already
 // checked that there is at least one secret and that none is empty. Adding a
-// provider is one verify_<kind>.go file and one entry here.
+// provider kind is one <kind>.go file and one entry here.
 var kinds = map[string]func(secrets []string) (Provider, error){
 	"github":           newGitHub,
 	"shopify":          newShopify,
@@ -59,11 +59,11 @@ var kinds = map[string]func(secrets []string) (Provider, error){
 	"sume":             newSume,
 }
 
-// NewProvider builds a provider of the given kind that accepts deliveries
+// New builds a provider of the given kind that accepts deliveries
 // signed with any of secrets. It fails on an unknown kind, no secrets, an
 // empty secret or a secret the kind cannot use (a standardwebhooks secret that
 // is not base64 after its optional "whsec_" prefix). Errors never contain a secret.
-func NewProvider(kind string, secrets []string) (Provider, error) {
+func New(kind string, secrets []string) (Provider, error) {
 	newKind, ok := kinds[kind]
 	if !ok {
 		return nil, fmt.Errorf("unknown provider kind %q (supported: %s)", kind, strings.Join(Kinds(), ", "))

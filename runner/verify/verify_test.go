@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/hmac"
@@ -41,9 +41,9 @@ func headers(kv ...string) http.Header {
 // mustProvider builds a provider or fails the test.
 func mustProvider(t testing.TB, kind string, secrets ...string) Provider {
 	t.Helper()
-	p, err := NewProvider(kind, secrets)
+	p, err := New(kind, secrets)
 	if err != nil {
-		t.Fatalf("NewProvider(%q): %v", kind, err)
+		t.Fatalf("New(%q): %v", kind, err)
 	}
 	return p
 }
@@ -79,12 +79,12 @@ func TestKinds(t *testing.T) {
 			secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 		}
 		if got := mustProvider(t, kind, secret).Kind(); got != kind {
-			t.Errorf("NewProvider(%q).Kind() = %q", kind, got)
+			t.Errorf("New(%q).Kind() = %q", kind, got)
 		}
 	}
 }
 
-func TestNewProviderErrors(t *testing.T) {
+func TestNewErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -105,9 +105,9 @@ func TestNewProviderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := NewProvider(tt.kind, tt.secrets)
+			p, err := New(tt.kind, tt.secrets)
 			if err == nil {
-				t.Fatalf("NewProvider(%q) = %v, want an error", tt.kind, p)
+				t.Fatalf("New(%q) = %v, want an error", tt.kind, p)
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %q does not contain %q", err, tt.wantErr)
@@ -121,7 +121,7 @@ func TestNewProviderErrors(t *testing.T) {
 	}
 }
 
-func TestNewProviderAcceptsSecrets(t *testing.T) {
+func TestNewAcceptsSecrets(t *testing.T) {
 	t.Parallel()
 	for _, secret := range []string{
 		"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", // spec example
@@ -130,8 +130,8 @@ func TestNewProviderAcceptsSecrets(t *testing.T) {
 		"whsec_c2VjcmV0Cg==",                     // padded
 		"whsec_c2VjcmV0Cg",                       // unpadded
 	} {
-		if _, err := NewProvider("standardwebhooks", []string{secret}); err != nil {
-			t.Errorf("NewProvider(standardwebhooks, %q): %v", secret, err)
+		if _, err := New("standardwebhooks", []string{secret}); err != nil {
+			t.Errorf("New(standardwebhooks, %q): %v", secret, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/sha256"
@@ -81,18 +81,18 @@ func parseStripeSignature(header string) (ts string, sigs [][]byte, err error) {
 // Identify takes the idempotency key from the top-level id and the event type
 // from the top-level type.
 func (p *stripe) Identify(h http.Header, body []byte) (Delivery, error) {
-	env, err := readEnvelope(body)
+	env, err := ReadEnvelope(body)
 	if err != nil {
 		return Delivery{}, err
 	}
-	if !env.has("id") {
+	if !env.Has("id") {
 		return Delivery{}, badRequest(ReasonKeyMissing)
 	}
-	key, err := env.key("id")
+	key, err := env.Key("id")
 	if err != nil {
 		return Delivery{}, err
 	}
-	t, _ := env.str("type")
+	t, _ := env.Str("type")
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}

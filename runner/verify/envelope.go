@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"bytes"
@@ -10,15 +10,15 @@ import (
 	"unicode/utf8"
 )
 
-// envelope is the top level of a JSON object body: each member's name and its
+// Envelope is the top level of a JSON object body: each member's name and its
 // raw value. Nested values are never looked into, so a nested field can never
 // be mistaken for a top-level one. A name given twice keeps its last value,
 // as Postgres jsonb does.
-type envelope map[string]json.RawMessage
+type Envelope map[string]json.RawMessage
 
-// readEnvelope checks that body is exactly one JSON object that Postgres jsonb
+// ReadEnvelope checks that body is exactly one JSON object that Postgres jsonb
 // will accept and returns its top-level members.
-func readEnvelope(body []byte) (envelope, error) {
+func ReadEnvelope(body []byte) (Envelope, error) {
 	if !utf8.Valid(body) || !json.Valid(body) || !jsonbSafe(body) {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
@@ -36,7 +36,7 @@ func readEnvelope(body []byte) (envelope, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	var env envelope
+	var env Envelope
 	if err := dec.Decode(&env); err != nil || env == nil {
 		return nil, badRequest(ReasonBodyNotJSON)
 	}
@@ -193,15 +193,15 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// has reports whether the member name is present and not null.
-func (e envelope) has(name string) bool {
+// Has reports whether the member name is present and not null.
+func (e Envelope) Has(name string) bool {
 	raw, ok := e[name]
 	return ok && string(raw) != "null"
 }
 
-// key returns the member name as an idempotency key: a JSON string, or a JSON
+// Key returns the member name as an idempotency key: a JSON string, or a JSON
 // integer as its literal digits. Anything else is ReasonKeyInvalid.
-func (e envelope) key(name string) (string, error) {
+func (e Envelope) Key(name string) (string, error) {
 	raw := e[name]
 	if len(raw) == 0 {
 		return "", badRequest(ReasonKeyMissing)
@@ -226,8 +226,8 @@ func (e envelope) key(name string) (string, error) {
 	return validKey(s)
 }
 
-// str returns the member name when it is a non-empty JSON string.
-func (e envelope) str(name string) (string, bool) {
+// Str returns the member name when it is a non-empty JSON string.
+func (e Envelope) Str(name string) (string, bool) {
 	raw := e[name]
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false

@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"crypto/sha256"
@@ -58,7 +58,7 @@ func parseGitHubSignature(header string) ([]byte, error) {
 // from X-GitHub-Event, followed by "." and the top-level action when the body
 // has one (e.g. "issues.opened").
 func (p *github) Identify(h http.Header, body []byte) (Delivery, error) {
-	env, err := readEnvelope(body)
+	env, err := ReadEnvelope(body)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -67,7 +67,7 @@ func (p *github) Identify(h http.Header, body []byte) (Delivery, error) {
 		return Delivery{}, err
 	}
 	t := h.Get("X-GitHub-Event")
-	if action, ok := env.str("action"); ok && t != "" {
+	if action, ok := env.Str("action"); ok && t != "" {
 		t += "." + action
 	}
 	if t, err = eventType(t); err != nil {

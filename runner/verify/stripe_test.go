@@ -1,4 +1,4 @@
-package runner
+package verify
 
 import (
 	"net/http"
