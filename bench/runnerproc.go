@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // benchSecret signs the bench's Sume deliveries; forged ones use another.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // fakeReply is one scripted answer of the fake Sume API.
@@ -214,7 +214,7 @@ func TestBackfillOutcomes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			pool := tests.NewPool(t, 4)
+			pool := pgtest.NewPool(t, 4)
 			ctx := context.Background()
 			fake := newFakeSume(t, "right-key", map[string][]fakeReply{job: tc.replies})
 			key := "right-key"
@@ -314,7 +314,7 @@ func lastBody(replies []fakeReply) string {
 // other providers' gaps are still settled.
 func TestBackfillAuthErrorStopsOnlyThatProvider(t *testing.T) {
 	t.Parallel()
-	pool := tests.NewPool(t, 4)
+	pool := pgtest.NewPool(t, 4)
 	script := map[string][]fakeReply{}
 	for i := range 5 {
 		id := fmt.Sprintf("job_%d", i)
@@ -356,7 +356,7 @@ func TestBackfillAuthErrorStopsOnlyThatProvider(t *testing.T) {
 // ingest_webhook would reconcile the still-pending row's payload.
 func TestBackfillWebhookFirstKeepsItsPayload(t *testing.T) {
 	t.Parallel()
-	pool := tests.NewPool(t, 2)
+	pool := pgtest.NewPool(t, 2)
 	ctx := context.Background()
 	webhook := `{"job_id": "job_1", "event": "job.completed", "status": "COMPLETED", "output": "rich"}`
 	dbExec(t, pool, `SELECT * FROM webhooks.ingest_webhook('sume', 'job_1', 'job.completed', $1::jsonb)`, webhook)
@@ -378,7 +378,7 @@ func TestBackfillWebhookFirstKeepsItsPayload(t *testing.T) {
 func TestBackfillRacesWebhook(t *testing.T) {
 	t.Parallel()
 	const jobs, each = 30, 4 // each: webhook goroutines and backfill goroutines per job
-	pool := tests.NewPool(t, 2*each+2)
+	pool := pgtest.NewPool(t, 2*each+2)
 	ctx := context.Background()
 	var mu sync.Mutex
 	created := map[string]int{}
@@ -440,7 +440,7 @@ func TestBackfillRacesWebhook(t *testing.T) {
 func TestBackfillPassesRaceWebhooks(t *testing.T) {
 	t.Parallel()
 	const jobs = 40
-	pool := tests.NewPool(t, 12)
+	pool := pgtest.NewPool(t, 12)
 	ctx := context.Background()
 	script := map[string][]fakeReply{}
 	for j := range jobs {
@@ -491,7 +491,7 @@ func TestBackfillPassesRaceWebhooks(t *testing.T) {
 // status API is never looked up.
 func TestBackfillPollFallback(t *testing.T) {
 	t.Parallel()
-	pool := tests.NewPool(t, 4)
+	pool := pgtest.NewPool(t, 4)
 	fake := newFakeSume(t, "legacy-key", map[string][]fakeReply{
 		"job_9": {ok200(`{"job_id": "job_9", "status": "COMPLETED"}`)},
 		"gh_1":  {ok200(`{"job_id": "gh_1", "status": "COMPLETED"}`)},
@@ -534,7 +534,7 @@ func TestBackfillBoundsConcurrencyAndRate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			pool := tests.NewPool(t, 16)
+			pool := pgtest.NewPool(t, 16)
 			script := map[string][]fakeReply{}
 			for j := range 12 {
 				id := fmt.Sprintf("job_%d", j)
@@ -582,7 +582,7 @@ func TestBackfillBoundsConcurrencyAndRate(t *testing.T) {
 // error and writes nothing.
 func TestBackfillContextCanceled(t *testing.T) {
 	t.Parallel()
-	pool := tests.NewPool(t, 2)
+	pool := pgtest.NewPool(t, 2)
 	fake := newFakeSume(t, "k", map[string][]fakeReply{"job_1": {{block: true}}})
 	dbExec(t, pool, `SELECT webhooks.expect('sume', 'job_1', now() - interval '1 minute')`)
 	apis := map[string]StatusAPI{"sume": &SumeAPI{BaseURL: fake.URL, Key: "k", Client: fake.Client()}}

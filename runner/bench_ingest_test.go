@@ -24,9 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/pgtest"
 	"github.com/pginbox/pginbox/runner"
 	"github.com/pginbox/pginbox/runner/verify"
-	"github.com/pginbox/pginbox/tests"
 )
 
 var benchNote = strings.Repeat("x", 500)
@@ -39,7 +39,7 @@ const benchIngestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1
 
 // BenchmarkIngestWebhookUnique: every call a new event.
 func BenchmarkIngestWebhookUnique(b *testing.B) {
-	pool := tests.NewPool(b, 64)
+	pool := pgtest.NewPool(b, 64)
 	ctx := context.Background()
 	var n atomic.Int64
 	b.SetParallelism(8)
@@ -63,7 +63,7 @@ func BenchmarkIngestWebhookUnique(b *testing.B) {
 // BenchmarkIngestWebhookDuplicate: every call an identical redelivery of
 // one of 1,000 pending events (Sume redelivers byte-identical bodies).
 func BenchmarkIngestWebhookDuplicate(b *testing.B) {
-	pool := tests.NewPool(b, 64)
+	pool := pgtest.NewPool(b, 64)
 	ctx := context.Background()
 	const events = 1000
 	for i := 0; i < events; i++ {
@@ -94,7 +94,7 @@ func BenchmarkIngestWebhookDuplicate(b *testing.B) {
 // BenchmarkServeSumeDelivery: the receiver end to end, in process (no
 // sockets): signature verification, key extraction, ingest, the 200.
 func BenchmarkServeSumeDelivery(b *testing.B) {
-	conf := tests.NewConfig(b)
+	conf := pgtest.NewConfig(b)
 	p, err := verify.New("sume", []string{"bench-secret"})
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // EmbeddedDatabase is the database pginbox creates and uses on its embedded

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 var (

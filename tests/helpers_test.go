@@ -10,6 +10,21 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
+)
+
+// The harness lives in internal/pgtest (nothing outside the module may
+// import what it pulls in); these names let the integration tests call it
+// unqualified.
+var (
+	Server       = pgtest.Server
+	StartCluster = pgtest.StartCluster
+	NewConfig    = pgtest.NewConfig
+	NewDB        = pgtest.NewDB
+	NewPool      = pgtest.NewPool
+	PoolFor      = pgtest.PoolFor
+	SuperuserURL = pgtest.SuperuserURL
 )
 
 // ingest calls webhooks.ingest_webhook and returns its row.

@@ -8,13 +8,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 func adminDB(t *testing.T) (map[string]string, *pgxpool.Pool) {
 	t.Helper()
-	conf := tests.NewConfig(t)
-	pool := tests.PoolFor(t, conf.URL(), 2)
+	conf := pgtest.NewConfig(t)
+	pool := pgtest.PoolFor(t, conf.URL(), 2)
 	return map[string]string{"DATABASE_URL": conf.URL()}, pool
 }
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/peterldowns/pgtestdb"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { tests.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
@@ -23,7 +23,7 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, s
 
 func TestMigrateCommand(t *testing.T) {
 	t.Parallel()
-	conf := pgtestdb.Custom(t, tests.Server(t), pgtestdb.NoopMigrator{})
+	conf := pgtestdb.Custom(t, pgtest.Server(t), pgtestdb.NoopMigrator{})
 	env := map[string]string{"DATABASE_URL": conf.URL()}
 
 	code, out, errOut := runCLI(t, env, "migrate")

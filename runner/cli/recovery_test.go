@@ -10,14 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // recoveryDB returns a migrated database's URL and a pool on it.
 func recoveryDB(t *testing.T) (string, *pgxpool.Pool) {
 	t.Helper()
-	url := tests.NewConfig(t).URL()
-	return url, tests.PoolFor(t, url, 2)
+	url := pgtest.NewConfig(t).URL()
+	return url, pgtest.PoolFor(t, url, 2)
 }
 
 func mustExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {

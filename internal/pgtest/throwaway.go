@@ -1,4 +1,4 @@
-package tests
+package pgtest
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/ory/dockertest/v3"
 	"github.com/ory/dockertest/v3/docker"
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // Throwaway is a Postgres server started for one test run.

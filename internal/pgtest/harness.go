@@ -1,13 +1,13 @@
-// Package tests is the integration harness: every test runs against a real
+// Package pgtest is the integration harness: every test runs against a real
 // PostgreSQL server and gets a fresh, migrated database of its own.
 //
 // The server comes from, in order: PGTESTDB_HOST/PGTESTDB_PORT/PGTESTDB_USER/
 // PGTESTDB_PASSWORD; DATABASE_URL; else a throwaway cluster started once per
-// test binary from the local Postgres binaries (see runner/localpg), stopped
+// test binary from the local Postgres binaries (see internal/localpg), stopped
 // by [Main]. `make test` starts one cluster for the whole run and exports the
 // PGTESTDB_* variables, so every package shares it. Databases are cloned from
 // a migrated template by pgtestdb.
-package tests
+package pgtest
 
 import (
 	"context"
@@ -30,7 +30,7 @@ import (
 	"github.com/peterldowns/pgtestdb"
 
 	"github.com/pginbox/pginbox"
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 var (
@@ -41,13 +41,13 @@ var (
 )
 
 // Main runs the tests of a package and stops the throwaway cluster, if this
-// binary started one. Call it from TestMain: func TestMain(m *testing.M) { tests.Main(m) }.
+// binary started one. Call it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
 	if throwaway != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := throwaway.Stop(ctx); err != nil {
-			log.Printf("tests: stop throwaway server: %v", err)
+			log.Printf("pgtest: stop throwaway server: %v", err)
 		}
 		cancel()
 	}
@@ -60,7 +60,7 @@ func Server(t testing.TB) pgtestdb.Config {
 	t.Helper()
 	serverOnce.Do(func() { server, serverErr = findServer() })
 	if serverErr != nil {
-		t.Fatalf("tests: no Postgres server: %v", serverErr)
+		t.Fatalf("pgtest: no Postgres server: %v", serverErr)
 	}
 	return server
 }
@@ -101,7 +101,7 @@ func findServer() (pgtestdb.Config, error) {
 func StartCluster(ctx context.Context) (*localpg.Cluster, error) {
 	dir, err := os.MkdirTemp("", "pginbox-test-pg-")
 	if err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	// PGINBOX_PG_BINDIR picks another server version (make test-matrix).
 	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings, BinDir: os.Getenv("PGINBOX_PG_BINDIR")})
@@ -160,7 +160,7 @@ func NewDB(t testing.TB) *sql.DB {
 	conf := NewConfig(t)
 	db, err := sql.Open("pgx", conf.URL())
 	if err != nil {
-		t.Fatalf("tests: open: %v", err)
+		t.Fatalf("pgtest: open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -178,7 +178,7 @@ func PoolFor(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 	t.Helper()
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		t.Fatalf("tests: parse %s: %v", url, err)
+		t.Fatalf("pgtest: parse %s: %v", url, err)
 	}
 	if maxConns == 0 {
 		maxConns = 40
@@ -186,7 +186,7 @@ func PoolFor(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 	pc.MaxConns = maxConns
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
-		t.Fatalf("tests: pool: %v", err)
+		t.Fatalf("pgtest: pool: %v", err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
