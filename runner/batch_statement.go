@@ -21,7 +21,7 @@ type batchOutcome struct {
 // timeout, and at most half the lease, so no lease of the batch can expire
 // while the statement holds it (heartbeats would block behind the batch's
 // own row locks until it commits).
-func (w *Workers) batchStatementTimeout() time.Duration {
+func (w *workerPool) batchStatementTimeout() time.Duration {
 	d := w.Lease / 2
 	if w.HandlerTimeout > 0 && w.HandlerTimeout < d {
 		d = w.HandlerTimeout
@@ -36,7 +36,7 @@ func (w *Workers) batchStatementTimeout() time.Duration {
 // go through (it overran batchStatementTimeout, or failed): its work rolled
 // back, and the caller then runs the batch event by event, where one slow
 // or failing event is timed out and failed alone.
-func (w *Workers) processBatchStatement(hctx context.Context, log *slog.Logger, name string, h *SQLHandler, batch []*Event) bool {
+func (w *workerPool) processBatchStatement(hctx context.Context, log *slog.Logger, name string, h *sqlHandler, batch []*Event) bool {
 	ids, attempts := leases(batch)
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()

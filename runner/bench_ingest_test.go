@@ -100,7 +100,7 @@ func BenchmarkServeSumeDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := runner.Config{
-		Addr: "127.0.0.1:0", Providers: map[string]verify.Provider{"sume": p}, ProviderKinds: map[string]string{"sume": "sume"},
+		Addr: "127.0.0.1:0", Providers: map[string]verify.Provider{"sume": p},
 		ReconcileEvery: -1, ChecksEvery: -1,
 	}
 	srv, err := runner.New(context.Background(), cfg, conf.URL(), slog.New(slog.DiscardHandler))

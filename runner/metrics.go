@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Metrics are the runner's Prometheus metrics, all prefixed pginbox_.
-type Metrics struct {
+// metrics are the runner's Prometheus metrics, all prefixed pginbox_.
+type metrics struct {
 	Registry *prometheus.Registry
 
 	Deliveries       *prometheus.CounterVec   // provider, outcome
@@ -33,11 +33,11 @@ type Metrics struct {
 	Backfill         *prometheus.CounterVec // outcome
 }
 
-// NewMetrics registers the runner's metrics, the Go and process collectors,
+// newMetrics registers the runner's metrics, the Go and process collectors,
 // and a queue-depth gauge read from the database at scrape time.
-func NewMetrics(pool *pgxpool.Pool) *Metrics {
+func newMetrics(pool *pgxpool.Pool) *metrics {
 	r := prometheus.NewRegistry()
-	m := &Metrics{
+	m := &metrics{
 		Registry: r,
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pginbox_deliveries_total", Help: "Verified deliveries stored, by provider and outcome (created, updated, duplicate).",
@@ -143,7 +143,7 @@ func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := c.pool.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
 	if err != nil {
-		return // an older schema without checks: nothing to export
+		return // the database is unreachable: nothing to export this scrape
 	}
 	defer rows.Close()
 	for rows.Next() {

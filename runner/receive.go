@@ -17,23 +17,23 @@ import (
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
-// IngestResult is the answer to a stored delivery.
-type IngestResult struct {
+// ingestResult is the answer to a stored delivery.
+type ingestResult struct {
 	EventID int64  `json:"event_id"`
 	Outcome string `json:"outcome"`
 }
 
-// Receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
+// receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
 // the signature over those exact bytes, extracts the idempotency key and
 // stores the delivery with webhooks.ingest_webhook(). It answers 2xx only
 // once the row is committed.
-type Receiver struct {
+type receiver struct {
 	Pool      *pgxpool.Pool
 	Providers map[string]verify.Provider
 	MaxBody   int64
 	// Timeout bounds the ingest call (503 past it).
 	Timeout time.Duration
-	Metrics *Metrics
+	Metrics *metrics
 	Log     *slog.Logger
 	// OnStored is called after a created or updated delivery committed
 	// (wakes workers, schedules a coalesced NOTIFY). Optional.
@@ -43,7 +43,7 @@ type Receiver struct {
 }
 
 // ServeHTTP handles one delivery.
-func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := r.PathValue("provider")
 	p, ok := rc.Providers[name]
@@ -104,11 +104,11 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (rc *Receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (IngestResult, error) {
+func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
-	var res IngestResult
+	var res ingestResult
 	err := rc.Pool.QueryRow(ctx,
 		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`,
 		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
@@ -133,7 +133,7 @@ func permanent(err error) bool {
 	return false
 }
 
-func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
+func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
 	var rej *verify.RejectError
 	if errors.As(err, &rej) {
 		rc.reject(w, r, provider, rej.Status, rej.Reason)
@@ -144,7 +144,7 @@ func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
-func (rc *Receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
+func (rc *receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
 	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {

@@ -708,7 +708,7 @@ func TestExamplePsqlWalkthrough(t *testing.T) {
 	check()
 }
 
-// TestExampleEmbedRunner is the runnable twin of runner.Example_embed:
+// TestExampleEmbedRunner goes further than runner.Example:
 // an application embeds the runner with its own runner.Handler, whose writes
 // commit with the event's completion; a handler error fails the event and
 // rolls its writes back.
@@ -747,11 +747,8 @@ func TestExampleEmbedRunner(t *testing.T) {
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:           "127.0.0.1:0",
 		Providers:      map[string]verify.Provider{"sume": sume},
-		ProviderKinds:  map[string]string{"sume": "sume"},
 		Handler:        handler,
 		Workers:        2,
-		Migrate:        true, // the webhooks schema comes with the app
-		Listen:         true,
 		ReconcileEvery: -1, // the schedules are not needed here
 		ChecksEvery:    -1,
 	}, databaseURL, logger)

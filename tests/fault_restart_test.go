@@ -44,9 +44,9 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 	execSQL(t, pool, sideTableSQL)
 	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
 	srv := startServer(t, url, runner.Config{
-		Migrate: true, Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
+		Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
 		ReconcileEvery: 500 * time.Millisecond, PollInterval: 200 * time.Millisecond,
-		IngestTimeout: 2 * time.Second, ListenPing: time.Second, Listen: true,
+		IngestTimeout: 2 * time.Second, ListenPing: time.Second,
 	}, sumeOnly)
 
 	var acked sync.Map

@@ -198,7 +198,7 @@ func TestServeListenerKilled(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	h, seen := recordingHandler()
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: time.Hour, Listen: true}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: time.Hour}, sumeOnly)
 	listenerUp := func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener' AND datname = current_database()`) == 1
 	}
@@ -221,7 +221,7 @@ func TestServePollOnly(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	h, seen := recordingHandler()
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 200 * time.Millisecond, Listen: false}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 200 * time.Millisecond, PollOnly: true}, sumeOnly)
 	for i := 0; i < 50; i++ {
 		execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', $1, 't', '{}')`, fmt.Sprintf("e%d", i))
 	}

@@ -44,7 +44,6 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 	}
 	if cfg.Providers == nil {
 		cfg.Providers = map[string]verify.Provider{}
-		cfg.ProviderKinds = map[string]string{}
 	}
 	for name, ks := range providers {
 		p, err := verify.New(ks[0], strings.Split(ks[1], ","))
@@ -52,7 +51,6 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 			t.Fatal(err)
 		}
 		cfg.Providers[name] = p
-		cfg.ProviderKinds[name] = ks[0]
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := runner.New(context.Background(), cfg, dbURL, log)

@@ -154,7 +154,7 @@ func TestServeDatabaseDown(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.StopMode(context.Background(), "immediate"); _ = c.Remove() })
 	url := c.URL("postgres")
-	srv := startServer(t, url, runner.Config{Migrate: true, IngestTimeout: 3 * time.Second}, sumeOnly)
+	srv := startServer(t, url, runner.Config{IngestTimeout: 3 * time.Second}, sumeOnly)
 	client := &http.Client{Timeout: 20 * time.Second}
 	body := sampleBody("sume", "job_during_outage")
 

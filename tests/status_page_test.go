@@ -61,7 +61,17 @@ func TestStatusAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st runner.Status
+	// The fields of GET /api/status this test reads.
+	var st struct {
+		Queue    map[string]int64  `json:"queue"`
+		Checks   []json.RawMessage `json:"checks"`
+		Breaches int               `json:"breaches"`
+		Traffic  []json.RawMessage `json:"traffic"`
+		Dead     []struct {
+			ID int64 `json:"id"`
+		} `json:"dead"`
+		Errors []string `json:"errors"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}

@@ -40,10 +40,14 @@ var (
 	throwaway  *Throwaway
 )
 
-// Main runs the tests of a package and stops the throwaway cluster, if this
-// binary started one. Call it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
-func Main(m *testing.M) {
+// Main runs the tests of a package, then the cleanups, and stops the
+// throwaway cluster, if this binary started one. Call it from TestMain:
+// func TestMain(m *testing.M) { pgtest.Main(m) }.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if throwaway != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := throwaway.Stop(ctx); err != nil {
@@ -212,4 +216,42 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// EmptyDatabase creates an empty database with a unique name on the test
+// server, owned by the server's own user, and returns its URL and a function
+// that drops it. It serves runnable examples, which have no testing.T:
+// call it from TestMain.
+func EmptyDatabase(ctx context.Context, prefix string) (string, func(), error) {
+	serverOnce.Do(func() { server, serverErr = findServer() })
+	if serverErr != nil {
+		return "", nil, fmt.Errorf("pgtest: no Postgres server: %w", serverErr)
+	}
+	u := url.URL{Scheme: "postgres", Host: server.Host + ":" + server.Port, RawQuery: "sslmode=disable"}
+	if server.Password != "" {
+		u.User = url.UserPassword(server.User, server.Password)
+	} else {
+		u.User = url.User(server.User)
+	}
+	admin := u
+	admin.Path = "/" + server.Database
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", nil, fmt.Errorf("pgtest: create database %s: %w", name, err)
+	}
+	u.Path = "/" + name
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, admin.String()); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	}
+	return u.String(), drop, nil
 }

@@ -1,4 +1,4 @@
-package runner
+package backfill
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 //	Authorization: Bearer <Key>
 //	→ {"job_id": "...", "status": "...", "error": {...}}
 //
-// mapped as the contract says: COMPLETED → job.completed; CANCELED →
+// mapped as follows: COMPLETED → job.completed; CANCELED →
 // job.canceled; ERROR → job.canceled when error.code is "canceled", else
 // job.failed; any other status is not terminal yet; 404 means Sume does not
 // know the id. Status words are compared exactly (upper case), never guessed.
@@ -39,7 +39,7 @@ type SumeAPI struct {
 	// Key is the bearer token. Empty sends no Authorization header.
 	Key string
 	// Client makes the requests; nil means a client without a timeout of its
-	// own (Backfill bounds each request through its context).
+	// own (Run bounds each request through its context).
 	Client *http.Client
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -18,23 +19,24 @@ var serveFlags = []string{
 	"PGINBOX_LOG_LEVEL", "PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS", "PGINBOX_PRUNE_EVERY", "PGINBOX_DATA_DIR",
 }
 
+// flagName is the flag of a variable: PGINBOX_KEEP_PAYLOAD → keep-payload.
 func flagName(env string) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "PGINBOX_")), "_", "-")
 }
 
-// withFlags returns a getenv in which flags given on the command line
+// withFlags parses a command's flags, one per variable of vars (--keep-payload
+// for PGINBOX_KEEP_PAYLOAD), and returns a getenv in which the flags given
 // override the environment.
-func withFlags(app App, name string, args []string, vars []string) (Env, error) {
-	fs := newFlags(name, app)
+func withFlags(app App, fs *flagSet, args []string, vars []string) (Env, error) {
 	vals := map[string]*string{}
 	for _, v := range vars {
 		vals[v] = fs.String(flagName(v), "", "overrides $"+v)
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	if err := fs.parse(app, args); err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	if err := fs.noArgs(); err != nil {
+		return nil, err
 	}
 	set := map[string]string{}
 	for v, p := range vals {
@@ -50,29 +52,31 @@ func withFlags(app App, name string, args []string, vars []string) (Env, error) 
 	}, nil
 }
 
+// serve is `pginbox serve`: the webhook endpoint, workers and schedules
+// until interrupted.
 func serve(ctx context.Context, app App, args []string) error {
-	getenv, err := withFlags(app, "serve", args, serveFlags)
+	fs := newFlags("serve", "serve [flags]",
+		"run the webhook endpoint, workers and schedules; each flag overrides the PGINBOX_* variable it names")
+	getenv, err := withFlags(app, fs, args, serveFlags)
 	if err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
-		if err := level.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("PGINBOX_LOG_LEVEL: %q is not debug, info, warn or error", v)
-		}
+	env, err := settings(getenv)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err
 	}
-	db, err := runner.OpenDatabase(ctx, getenv("DATABASE_URL"), dataDir(App{Getenv: getenv}), log.With("component", "embedded-postgres"))
+	db, err := database.Open(ctx, env.DatabaseURL, env.DataDir, log.With("component", "embedded-postgres"))
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
 	if db.Cluster != nil {
-		cfg.Migrate = true // the embedded cluster is ours to migrate
+		cfg.SkipMigrate = false // the embedded cluster is ours to migrate
 		fmt.Fprintf(app.Stdout, "embedded PostgreSQL: psql %q\n", db.URL)
 	}
 	srv, err := runner.New(ctx, cfg, db.URL, log)

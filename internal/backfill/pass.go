@@ -1,13 +1,11 @@
-package runner
+package backfill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,160 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Gap is an expected event that did not arrive by its deadline: one row of
-// webhooks.find_gaps().
-type Gap struct {
-	Provider   string    `json:"provider"`
-	ExternalID string    `json:"external_id"`
-	StatusURL  string    `json:"status_url,omitempty"`
-	Deadline   time.Time `json:"deadline"`
-}
-
-// LookupState is what a provider's API said about a gap.
-type LookupState int
-
-const (
-	// LookupPending means the provider knows the id and it is not finished
-	// yet: backfill postpones the expectation's deadline.
-	LookupPending LookupState = iota + 1
-	// LookupTerminal means the provider reports a final state: backfill
-	// ingests it as the event a webhook would have delivered.
-	LookupTerminal
-	// LookupUnknown means the provider does not know the id (Sume: 404):
-	// backfill tombstones it.
-	LookupUnknown
-)
-
-// String returns "pending", "terminal" or "unknown".
-func (s LookupState) String() string {
-	switch s {
-	case LookupPending:
-		return "pending"
-	case LookupTerminal:
-		return "terminal"
-	case LookupUnknown:
-		return "unknown"
-	}
-	return fmt.Sprintf("LookupState(%d)", int(s))
-}
-
-// Lookup is a provider API's definite answer about one gap.
-type Lookup struct {
-	State LookupState
-	// EventType is the event a webhook would have carried (LookupTerminal only).
-	EventType string
-	// Status is the provider's own status word, as reported (e.g. "IN_PROGRESS").
-	Status string
-	// Payload is the provider's response, a JSON object Postgres jsonb
-	// accepts; it becomes the event's payload (LookupTerminal only).
-	Payload json.RawMessage
-}
-
-// StatusAPI asks one provider's API about a gap. Adding a provider is one
-// backfill_<provider>.go file implementing it.
-//
-// Lookup returns a *Lookup for a definite answer only. Everything else is an
-// error: an *APIError for an HTTP status that is not an answer or a transport
-// failure (Backfill retries those whose Retryable is true), a *MalformedError
-// for a response it cannot read, ErrNoEndpoint when there is nowhere to ask.
-// ctx carries the per-request timeout.
-type StatusAPI interface {
-	Lookup(ctx context.Context, gap Gap) (Lookup, error)
-}
-
-// AnyProvider is the key of the fallback entry in a map of StatusAPIs: it
-// serves the gaps of providers that have no entry of their own (see
-// [StatusAPIsFromEnv]). A provider mapped to a nil StatusAPI has no API and
-// never falls back.
-const AnyProvider = "*"
-
-// ErrNoEndpoint means a gap cannot be looked up: the provider has no API URL
-// and the expectation no status_url. Backfill counts such gaps as skipped.
-var ErrNoEndpoint = errors.New("no API URL for the provider and no status_url for the expectation")
-
-// ErrUnauthorized is matched (errors.Is) by an *APIError for 401 or 403.
-var ErrUnauthorized = errors.New("the provider refused the API key")
-
-// APIError is a provider API call that gave no answer: an HTTP status other
-// than the API's definite answers, or a transport failure (StatusCode 0).
-type APIError struct {
-	Provider   string
-	ExternalID string
-	// StatusCode is the HTTP status, 0 when no response arrived.
-	StatusCode int
-	// RetryAfter is the response's Retry-After, 0 when absent.
-	RetryAfter time.Duration
-	// Timeout reports that the request timed out.
-	Timeout bool
-	// Err is the transport error, nil when a response arrived.
-	Err error
-}
-
-// Error names the provider, the id and what went wrong; never the API key.
-func (e *APIError) Error() string {
-	switch {
-	case e.StatusCode != 0:
-		return fmt.Sprintf("%s API: %s: HTTP %d", e.Provider, e.ExternalID, e.StatusCode)
-	case e.Timeout:
-		return fmt.Sprintf("%s API: %s: timed out", e.Provider, e.ExternalID)
-	default:
-		return fmt.Sprintf("%s API: %s: %v", e.Provider, e.ExternalID, e.Err)
-	}
-}
-
-// Unwrap returns the transport error.
-func (e *APIError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrUnauthorized and the status is 401 or 403.
-func (e *APIError) Is(target error) bool {
-	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
-}
-
-// Retryable reports whether asking again may get an answer: a 5xx, 429 or
-// 408, a timeout or another transport failure.
-func (e *APIError) Retryable() bool {
-	switch {
-	case e.StatusCode == 0:
-		return true
-	case e.StatusCode >= 500, e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout:
-		return true
-	}
-	return false
-}
-
-// MalformedError is a response that is not a usable answer: not a JSON
-// object, no status, an id other than the one asked about. Backfill logs and
-// counts it and changes nothing: it never guesses.
-type MalformedError struct {
-	Provider   string
-	ExternalID string
-	Reason     string
-}
-
-// Error names the provider, the id and the reason.
-func (e *MalformedError) Error() string {
-	return fmt.Sprintf("%s API: %s: malformed response: %s", e.Provider, e.ExternalID, e.Reason)
-}
-
-// AuthError is returned by Backfill when a provider refused the API key
-// (401 or 403): that provider's remaining gaps were not looked up and nothing
-// of it was tombstoned.
-type AuthError struct {
-	Provider   string
-	StatusCode int
-}
-
-// Error names the provider and the status.
-func (e *AuthError) Error() string {
-	return fmt.Sprintf("backfill %s: the API refused the key (HTTP %d): check PGINBOX_API_KEY_%s",
-		e.Provider, e.StatusCode, EnvName(e.Provider))
-}
-
-// Is lets errors.Is(err, ErrUnauthorized) match.
-func (e *AuthError) Is(target error) bool { return target == ErrUnauthorized }
-
-// BackfillOptions tunes a backfill pass. Zero values mean the defaults.
-type BackfillOptions struct {
+// Options tunes a backfill pass. Zero values mean the defaults.
+type Options struct {
 	// Provider limits the pass to one provider. Empty means every provider.
 	Provider string
 	// MaxGaps is the most gaps one pass looks at, oldest deadline first.
@@ -205,7 +51,7 @@ type BackfillOptions struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-func (o BackfillOptions) withDefaults() BackfillOptions {
+func (o Options) withDefaults() Options {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -235,13 +81,13 @@ func (o BackfillOptions) withDefaults() BackfillOptions {
 		o.Logger = slog.Default()
 	}
 	if o.sleep == nil {
-		o.sleep = backfillSleep
+		o.sleep = sleep
 	}
 	return o
 }
 
-// BackfillReport counts what one backfill pass did.
-type BackfillReport struct {
+// Report counts what one backfill pass did.
+type Report struct {
 	// Gaps is how many gaps the pass looked at.
 	Gaps int `json:"gaps"`
 	// Ingested counts terminal jobs stored as new events (source 'backfill').
@@ -269,33 +115,7 @@ type BackfillReport struct {
 	Requests int `json:"requests"`
 }
 
-// FindGaps returns up to limit gaps (webhooks.find_gaps), oldest deadline
-// first, of one provider or, when provider is empty, of all. limit <= 0
-// means no limit.
-func FindGaps(ctx context.Context, pool *pgxpool.Pool, provider string, limit int) ([]Gap, error) {
-	var p *string
-	if provider != "" {
-		p = &provider
-	}
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := pool.Query(ctx, `
-		SELECT g.provider, g.external_id, coalesce(g.status_url, ''), g.deadline
-		FROM webhooks.find_gaps($1) AS g
-		LIMIT $2`, p, lim)
-	if err != nil {
-		return nil, fmt.Errorf("find gaps: %w", err)
-	}
-	gaps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Gap])
-	if err != nil {
-		return nil, fmt.Errorf("find gaps: %w", err)
-	}
-	return gaps, nil
-}
-
-// Backfill runs one backfill pass: it asks each gap's provider API
+// Run runs one backfill pass: it asks each gap's provider API
 // (apis[provider], else apis[AnyProvider]) what became of the id, and
 //
 //   - a terminal job is ingested with webhooks.ingest_webhook(..., source =>
@@ -308,16 +128,16 @@ func FindGaps(ctx context.Context, pool *pgxpool.Pool, provider string, limit in
 //   - 5xx, 429 (honouring Retry-After) and timeouts are retried with
 //     exponential backoff capped at RetryMax; if they persist, nothing changes;
 //   - 401/403 stop that provider's lookups for the pass: nothing is
-//     tombstoned and Backfill returns an *AuthError;
+//     tombstoned and Run returns an *AuthError;
 //   - a malformed response is logged and counted; nothing changes.
 //
 // Lookups run at most Concurrency at a time and at most Rate per second per
-// provider. Backfill returns early with an error when ctx ends or the
+// provider. Run returns early with an error when ctx ends or the
 // database fails; the report then counts what was done.
-func Backfill(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opts BackfillOptions) (BackfillReport, error) {
+func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opts Options) (Report, error) {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("component", "backfill")
-	var report BackfillReport
+	var report Report
 
 	gaps, err := FindGaps(ctx, pool, opts.Provider, opts.MaxGaps)
 	if err != nil {
@@ -334,7 +154,7 @@ func Backfill(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI
 		pool:     pool,
 		opts:     opts,
 		log:      log,
-		limiters: map[string]*backfillLimiter{},
+		limiters: map[string]*limiter{},
 		refused:  map[string]*AuthError{},
 	}
 	sem := make(chan struct{}, opts.Concurrency)
@@ -345,7 +165,7 @@ func Backfill(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI
 			api = apis[AnyProvider]
 		}
 		if api == nil {
-			b.count(func(r *BackfillReport) { r.Skipped++ })
+			b.count(func(r *Report) { r.Skipped++ })
 			continue
 		}
 		select {
@@ -395,31 +215,31 @@ func Backfill(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI
 	return report, errors.Join(errs...)
 }
 
-// backfiller is the state of one Backfill pass shared by its goroutines.
+// backfiller is the state of one pass shared by its goroutines.
 type backfiller struct {
 	pool     *pgxpool.Pool
-	opts     BackfillOptions
+	opts     Options
 	log      *slog.Logger
 	requests atomic.Int64
 
 	mu       sync.Mutex
-	report   BackfillReport
-	limiters map[string]*backfillLimiter
+	report   Report
+	limiters map[string]*limiter
 	refused  map[string]*AuthError // providers that answered 401/403
 }
 
-func (b *backfiller) count(f func(*BackfillReport)) {
+func (b *backfiller) count(f func(*Report)) {
 	b.mu.Lock()
 	f(&b.report)
 	b.mu.Unlock()
 }
 
-func (b *backfiller) limiter(provider string) *backfillLimiter {
+func (b *backfiller) limiter(provider string) *limiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.limiters[provider]
 	if l == nil {
-		l = &backfillLimiter{interval: time.Duration(float64(time.Second) / b.opts.Rate)}
+		l = &limiter{interval: time.Duration(float64(time.Second) / b.opts.Rate)}
 		b.limiters[provider] = l
 	}
 	return l
@@ -436,7 +256,7 @@ func (b *backfiller) isRefused(provider string) bool {
 func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 	log := b.log.With("provider", g.Provider, "external_id", g.ExternalID)
 	if b.isRefused(g.Provider) {
-		b.count(func(r *BackfillReport) { r.Skipped++ })
+		b.count(func(r *Report) { r.Skipped++ })
 		return nil
 	}
 	res, err := b.lookup(ctx, api, g)
@@ -447,7 +267,7 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 	case ctx.Err() != nil:
 		return nil // the pass is ending; its cause is reported once
 	case errors.Is(err, ErrNoEndpoint):
-		b.count(func(r *BackfillReport) { r.Skipped++ })
+		b.count(func(r *Report) { r.Skipped++ })
 		return nil
 	case errors.Is(err, ErrUnauthorized):
 		status := 0
@@ -464,11 +284,11 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 		b.mu.Unlock()
 		return nil
 	case errors.As(err, &malformed):
-		b.count(func(r *BackfillReport) { r.Malformed++ })
+		b.count(func(r *Report) { r.Malformed++ })
 		log.Warn("backfill: malformed API response; nothing changed", "reason", malformed.Reason)
 		return nil
 	default:
-		b.count(func(r *BackfillReport) { r.Failed++ })
+		b.count(func(r *Report) { r.Failed++ })
 		log.Warn("backfill: no answer from the provider API; nothing changed", "error", err)
 		return nil
 	}
@@ -479,7 +299,7 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 		if err != nil {
 			return err
 		}
-		b.count(func(r *BackfillReport) {
+		b.count(func(r *Report) {
 			if outcome == "created" {
 				r.Ingested++
 			} else {
@@ -492,7 +312,7 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 			g.Provider, g.ExternalID); err != nil {
 			return fmt.Errorf("backfill %s/%s: tombstone: %w", g.Provider, g.ExternalID, err)
 		}
-		b.count(func(r *BackfillReport) { r.Tombstoned++ })
+		b.count(func(r *Report) { r.Tombstoned++ })
 		log.Info("backfill: tombstoned an id unknown to the provider")
 	case LookupPending:
 		if _, err := b.pool.Exec(ctx, `SELECT webhooks.postpone_expectation($1, $2,
@@ -500,10 +320,10 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 			g.Provider, g.ExternalID, b.opts.PostponeBase.Microseconds(), b.opts.PostponeMax.Microseconds()); err != nil {
 			return fmt.Errorf("backfill %s/%s: postpone: %w", g.Provider, g.ExternalID, err)
 		}
-		b.count(func(r *BackfillReport) { r.Postponed++ })
+		b.count(func(r *Report) { r.Postponed++ })
 		log.Debug("backfill: job not finished yet; deadline postponed", "status", res.Status)
 	default:
-		b.count(func(r *BackfillReport) { r.Malformed++ })
+		b.count(func(r *Report) { r.Malformed++ })
 		log.Warn("backfill: the API returned no state; nothing changed")
 	}
 	return nil
@@ -579,16 +399,16 @@ func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) 
 
 var errWebhookWon = errors.New("the webhook landed first")
 
-// backfillLimiter spaces requests to one provider at least interval apart
+// limiter spaces requests to one provider at least interval apart
 // and can be held back until a time (a Retry-After).
-type backfillLimiter struct {
+type limiter struct {
 	mu       sync.Mutex
 	interval time.Duration
 	next     time.Time
 }
 
 // wait blocks until the caller's turn.
-func (l *backfillLimiter) wait(ctx context.Context) error {
+func (l *limiter) wait(ctx context.Context) error {
 	l.mu.Lock()
 	now := time.Now()
 	at := l.next
@@ -597,11 +417,11 @@ func (l *backfillLimiter) wait(ctx context.Context) error {
 	}
 	l.next = at.Add(l.interval)
 	l.mu.Unlock()
-	return backfillSleep(ctx, time.Until(at))
+	return sleep(ctx, time.Until(at))
 }
 
 // holdUntil lets no request through before t.
-func (l *backfillLimiter) holdUntil(t time.Time) {
+func (l *limiter) holdUntil(t time.Time) {
 	l.mu.Lock()
 	if l.next.Before(t) {
 		l.next = t
@@ -609,8 +429,8 @@ func (l *backfillLimiter) holdUntil(t time.Time) {
 	l.mu.Unlock()
 }
 
-// backfillSleep waits d or until ctx ends.
-func backfillSleep(ctx context.Context, d time.Duration) error {
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -623,81 +443,3 @@ func backfillSleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
-
-// StatusAPIsFromEnv builds the status APIs backfill uses, from the
-// environment (contract §4) and the configured providers (name → kind, as in
-// PGINBOX_PROVIDERS):
-//
-//   - a provider of kind sume gets a [SumeAPI] with PGINBOX_API_URL_<NAME>
-//     and PGINBOX_API_KEY_<NAME> (<NAME> from [EnvName]). Without a URL it
-//     still looks up expectations that carry a status_url (the poll
-//     fallback), and skips the others;
-//   - a provider of another kind has no status API yet: it is mapped to nil
-//     (its gaps are listed, never looked up), and setting
-//     PGINBOX_API_URL_<NAME> for it is an error rather than a silent no-op;
-//   - the entry [AnyProvider] serves providers that are not configured at all
-//     (no webhook mode, no kind known): it treats them as Sume-style APIs,
-//     reading their PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME> when it
-//     first meets them, so an expectation with a status_url is polled even
-//     when no webhook for its provider is configured.
-//
-// client makes the requests; nil means http.DefaultClient (backfill bounds
-// each request with BackfillOptions.RequestTimeout).
-func StatusAPIsFromEnv(getenv func(string) string, providers map[string]string, client *http.Client) (map[string]StatusAPI, error) {
-	apis := map[string]StatusAPI{}
-	for _, name := range slices.Sorted(maps.Keys(providers)) {
-		kind := providers[name]
-		urlVar := "PGINBOX_API_URL_" + EnvName(name)
-		base, key := getenv(urlVar), getenv("PGINBOX_API_KEY_"+EnvName(name))
-		switch kind {
-		case "sume":
-			api, err := NewSumeAPI(name, base, key, client)
-			if err != nil {
-				return nil, &ConfigError{Var: urlVar, Msg: err.Error()}
-			}
-			apis[name] = api
-		default:
-			if base != "" {
-				return nil, &ConfigError{Var: urlVar, Msg: fmt.Sprintf(
-					"provider %q is of kind %q, which has no status API for backfill yet (supported: sume); unset it", name, kind)}
-			}
-			apis[name] = nil
-		}
-	}
-	apis[AnyProvider] = &envStatusAPI{getenv: getenv, client: client, apis: map[string]StatusAPI{}}
-	return apis, nil
-}
-
-// envStatusAPI is the AnyProvider fallback of StatusAPIsFromEnv: a Sume-style
-// API per provider, configured from the environment on first use.
-type envStatusAPI struct {
-	getenv func(string) string
-	client *http.Client
-
-	mu   sync.Mutex
-	apis map[string]StatusAPI
-}
-
-// Lookup asks the provider's Sume-style API.
-func (e *envStatusAPI) Lookup(ctx context.Context, gap Gap) (Lookup, error) {
-	e.mu.Lock()
-	api, ok := e.apis[gap.Provider]
-	if !ok {
-		urlVar := "PGINBOX_API_URL_" + EnvName(gap.Provider)
-		s, err := NewSumeAPI(gap.Provider, e.getenv(urlVar), e.getenv("PGINBOX_API_KEY_"+EnvName(gap.Provider)), e.client)
-		if err != nil {
-			err = &ConfigError{Var: urlVar, Msg: err.Error()}
-			api = badStatusAPI{err}
-		} else {
-			api = s
-		}
-		e.apis[gap.Provider] = api
-	}
-	e.mu.Unlock()
-	return api.Lookup(ctx, gap)
-}
-
-// badStatusAPI answers every lookup with a configuration error.
-type badStatusAPI struct{ err error }
-
-func (b badStatusAPI) Lookup(context.Context, Gap) (Lookup, error) { return Lookup{}, b.err }

@@ -1,25 +1,26 @@
 // Package cli implements the pginbox command line: one function per
-// subcommand, each returning an error that main prints as one line.
+// subcommand, each returning an error that Run prints as one line. A usage
+// error exits 2, any other failure 1; `pginbox <command> --help` prints the
+// command's flags and exits 0.
 package cli
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
-	"github.com/pginbox/pginbox"
-	"github.com/pginbox/pginbox/runner"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
-// Version is set at build time with -ldflags "-X github.com/pginbox/pginbox/runner/cli.Version=...".
+// Version is set at build time with -ldflags "-X github.com/pginbox/pginbox/internal/cli.Version=...".
 var Version = ""
 
 // Env is how a command reads its environment (os.Getenv in production).
@@ -34,6 +35,9 @@ type App struct {
 
 // ErrUsage marks a command line that could not be understood.
 var ErrUsage = errors.New("usage")
+
+// errHelp is returned once a command printed its --help: Run exits 0.
+var errHelp = errors.New("help shown")
 
 const usage = `usage: pginbox <command> [flags]
 
@@ -63,7 +67,7 @@ func Run(ctx context.Context, app App, args []string) int {
 		app.Log = slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	err := dispatch(ctx, app, args)
-	if err == nil {
+	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
@@ -107,114 +111,72 @@ func dispatch(ctx context.Context, app App, args []string) error {
 	}
 }
 
-func newFlags(name string, app App) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors come back to Run, printed as one line
-	return fs
+// flagSet is a command's flags with the text its --help prints.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis, summary string
 }
 
-// openDB resolves DATABASE_URL or the embedded cluster and opens it.
-func openDB(ctx context.Context, app App) (*sql.DB, func(), error) {
-	d, err := runner.OpenDatabase(ctx, app.Getenv("DATABASE_URL"), dataDir(app), app.Log)
+// newFlags returns the flags of a command; synopsis is its usage line and
+// summary what it does, both printed by --help.
+func newFlags(name, synopsis, summary string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors come back to Run, printed as one line
+	return &flagSet{FlagSet: fs, synopsis: synopsis, summary: summary}
+}
+
+// parse parses args. -h or --help prints the command's usage and flags on
+// app.Stdout and returns errHelp; a bad flag is an ErrUsage.
+func (fs *flagSet) parse(app App, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.printHelp(app.Stdout)
+		return errHelp
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return nil
+}
+
+// noArgs is an ErrUsage when arguments are left after the flags.
+func (fs *flagSet) noArgs() error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+// printHelp writes "usage: pginbox <synopsis>", the summary and the flags.
+func (fs *flagSet) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: pginbox %s\n\n%s\n", fs.synopsis, fs.summary)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// settings reads the environment (with the command's flags over it).
+func settings(getenv Env) (envconfig.Settings, error) {
+	return envconfig.Read(getenv)
+}
+
+// openPool resolves DATABASE_URL, or else the embedded cluster under
+// PGINBOX_DATA_DIR, and opens a pool on it. close releases both.
+func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpool.Pool, close func(), err error) {
+	d, err := database.Open(ctx, env.DatabaseURL, env.DataDir, app.Log)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := sql.Open("pgx", d.URL)
+	pool, err = pgxpool.New(ctx, d.URL)
 	if err != nil {
 		_ = d.Close(ctx)
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	return db, func() { db.Close(); _ = d.Close(context.Background()) }, nil
-}
-
-func dataDir(app App) string {
-	if d := app.Getenv("PGINBOX_DATA_DIR"); d != "" {
-		return d
-	}
-	return ".pginbox"
-}
-
-func migrate(ctx context.Context, app App, args []string) error {
-	fs := newFlags("migrate", app)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	db, closeDB, err := openDB(ctx, app)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	before, _ := schemaVersion(ctx, db)
-	if err := pginbox.Migrate(ctx, db); err != nil {
-		return err
-	}
-	after, err := schemaVersion(ctx, db)
-	if err != nil {
-		return err
-	}
-	if after == before {
-		fmt.Fprintf(app.Stdout, "schema webhooks is up to date (version %05d)\n", after)
-	} else {
-		fmt.Fprintf(app.Stdout, "migrated schema webhooks from version %05d to %05d\n", before, after)
-	}
-	return nil
-}
-
-// schemaVersion returns the newest applied migration (0 for none).
-func schemaVersion(ctx context.Context, db *sql.DB) (int64, error) {
-	var v sql.NullInt64
-	err := db.QueryRowContext(ctx, `SELECT max(version_id) FROM `+pginbox.VersionTable+` WHERE is_applied`).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	return v.Int64, nil
-}
-
-func version(ctx context.Context, app App, args []string) error {
-	fs := newFlags("version", app)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	names, err := pginbox.MigrationFiles()
-	if err != nil {
-		return err
-	}
-	latest := strings.SplitN(names[len(names)-1], "_", 2)[0]
-	fmt.Fprintf(app.Stdout, "pginbox %s (%s), embedded migrations: %d (latest %s)\n",
-		binaryVersion(), runtime.Version(), len(names), latest)
-	if url := app.Getenv("DATABASE_URL"); url != "" {
-		db, err := sql.Open("pgx", url)
-		if err != nil {
-			return fmt.Errorf("open database: %w", err)
-		}
-		defer db.Close()
-		v, err := schemaVersion(ctx, db)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(app.Stdout, "database schema version: %05d\n", v)
-	}
-	return nil
-}
-
-func binaryVersion() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-func sqlDist(app App, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("%w: sql-dist takes one directory", ErrUsage)
-	}
-	if err := pginbox.WriteMigrations(args[0]); err != nil {
-		return err
-	}
-	names, _ := pginbox.MigrationFiles()
-	fmt.Fprintf(app.Stdout, "wrote %d migrations to %s\n", len(names), args[0])
-	return nil
+	return pool, func() { pool.Close(); _ = d.Close(context.Background()) }, nil
 }

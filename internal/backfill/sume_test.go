@@ -1,4 +1,4 @@
-package runner
+package backfill
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
-// TestSumeLookupMapping: the contract's mapping of Sume statuses, exactly:
+// TestSumeLookupMapping: the mapping of Sume statuses, exactly:
 // nothing is guessed from a status word it does not name.
 func TestSumeLookupMapping(t *testing.T) {
 	t.Parallel()
@@ -194,9 +196,9 @@ func TestSumeEndpointAndKey(t *testing.T) {
 	}
 }
 
-// TestStatusAPIsFromEnv: which providers get which API from the
+// TestAPIs: which providers get which API from the
 // environment, and which settings are refused.
-func TestStatusAPIsFromEnv(t *testing.T) {
+func TestAPIs(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
 		"PGINBOX_API_URL_SUME_EU": "https://eu.sume.test/",
@@ -205,7 +207,7 @@ func TestStatusAPIsFromEnv(t *testing.T) {
 		"PGINBOX_API_KEY_GH":      "ignored: github has no status API",
 	}
 	getenv := func(k string) string { return env[k] }
-	apis, err := StatusAPIsFromEnv(getenv, map[string]string{"sume-eu": "sume", "sume": "sume", "gh": "github"}, nil)
+	apis, err := APIs(map[string]string{"sume-eu": "sume", "sume": "sume", "gh": "github"}, envconfig.Endpoints(getenv), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,10 +235,10 @@ func TestStatusAPIsFromEnv(t *testing.T) {
 		"relative URL": {map[string]string{"PGINBOX_API_URL_SUME": "api.sume.test"},
 			map[string]string{"sume": "sume"}, "PGINBOX_API_URL_SUME: provider sume: API URL \"api.sume.test\" is not an absolute http(s) URL"},
 	} {
-		_, err := StatusAPIsFromEnv(func(k string) string { return tc.env[k] }, tc.kinds, nil)
-		var cfgErr *ConfigError
+		_, err := APIs(tc.kinds, envconfig.Endpoints(func(k string) string { return tc.env[k] }), nil)
+		var cfgErr *envconfig.Error
 		if !errors.As(err, &cfgErr) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want a *ConfigError containing %q", name, err, tc.want)
+			t.Errorf("%s: %v, want a *envconfig.Error containing %q", name, err, tc.want)
 		}
 	}
 

@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/internal/retention"
+	"github.com/pginbox/pginbox/internal/views"
 )
 
 // ErrBreach is returned by `pginbox checks` when any check is out of range.
@@ -21,20 +19,28 @@ var ErrBreach = errors.New("checks breached")
 // checksCmd refreshes the views, runs every check once and prints the
 // results; it fails (exit 1) on any breach, for cron and CI.
 func checksCmd(ctx context.Context, app App, args []string) error {
-	fs := newFlags("checks", app)
+	fs := newFlags("checks", "checks [--json]", "refresh the views, run every anomaly check once; exit 1 on a breach")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	if err := fs.parse(app, args); err != nil {
+		return err
 	}
-	db, closeDB, err := openDB(ctx, app)
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	env, err := settings(app.Getenv)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	if _, err := db.ExecContext(ctx, `SELECT webhooks.refresh_views()`); err != nil {
-		return fmt.Errorf("refresh views: %w", err)
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT name, family, value::float8, min_ok::float8, max_ok::float8, ok FROM webhooks.run_checks()`)
+	defer closePool()
+	// One view per short transaction, as the runner's schedule does.
+	if err := views.Refresh(ctx, pool); err != nil {
+		return err
+	}
+	rows, err := pool.Query(ctx, `SELECT name, family, value::float8, min_ok::float8, max_ok::float8, ok FROM webhooks.run_checks()`)
 	if err != nil {
 		return fmt.Errorf("run checks: %w", err)
 	}
@@ -98,15 +104,15 @@ func fmtRange(lo, hi *float64) string {
 
 // replayCmd: pginbox replay <event_id> --reason "...".
 func replayCmd(ctx context.Context, app App, args []string) error {
-	fs := newFlags("replay", app)
+	fs := newFlags("replay", "replay <event_id> --reason R", "put an event back to pending on purpose (audited in webhooks.replays)")
 	reason := fs.String("reason", "", "why the event runs again (required; audited)")
 	// Accept the id before or after the flags.
 	var idArg string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		idArg, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	if err := fs.parse(app, args); err != nil {
+		return err
 	}
 	if idArg == "" && fs.NArg() == 1 {
 		idArg = fs.Arg(0)
@@ -120,12 +126,16 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return fmt.Errorf("%w: replay needs --reason", ErrUsage)
 	}
-	db, closeDB, err := openDB(ctx, app)
+	env, err := settings(app.Getenv)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	if _, err := db.ExecContext(ctx, `SELECT webhooks.replay($1, $2)`, id, *reason); err != nil {
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	if _, err := pool.Exec(ctx, `SELECT webhooks.replay($1::bigint, $2::text)`, id, *reason); err != nil {
 		return fmt.Errorf("replay %d: %w", id, err)
 	}
 	fmt.Fprintf(app.Stdout, "event %d is pending again (audited in webhooks.replays)\n", id)
@@ -134,55 +144,32 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 
 // pruneCmd: one retention run with PGINBOX_KEEP_PAYLOAD / PGINBOX_KEEP_KEYS.
 func pruneCmd(ctx context.Context, app App, args []string) error {
-	getenv, err := withFlags(app, "prune", args, []string{"PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"})
+	fs := newFlags("prune", "prune [--keep-payload D] [--keep-keys D]",
+		"drop old payloads (PGINBOX_KEEP_PAYLOAD, default 30d) and whole old events (PGINBOX_KEEP_KEYS, default 400d)")
+	getenv, err := withFlags(app, fs, args, []string{"PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"})
 	if err != nil {
 		return err
 	}
-	keep := func(name string, def time.Duration) (time.Duration, error) {
-		v := getenv(name)
-		if v == "" {
-			return def, nil
-		}
-		d, err := runner.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("%s: %q is not a positive duration like 30d", name, v)
-		}
-		return d, nil
-	}
-	payload, err := keep("PGINBOX_KEEP_PAYLOAD", 30*24*time.Hour)
+	env, err := settings(getenv)
 	if err != nil {
 		return err
 	}
-	keys, err := keep("PGINBOX_KEEP_KEYS", 400*24*time.Hour)
-	if err != nil {
-		return err
+	payload, keys := env.KeepPayload, env.KeepKeys
+	if payload == 0 {
+		payload = retention.DefaultKeepPayload
 	}
-	if keys <= payload {
-		return errors.New("PGINBOX_KEEP_KEYS: must be longer than PGINBOX_KEEP_PAYLOAD, so late redeliveries still dedupe")
+	if keys == 0 {
+		keys = retention.DefaultKeepKeys
 	}
-	pool, closePool, err := openPool(ctx, app)
+	pool, closePool, err := openPool(ctx, app, env)
 	if err != nil {
 		return err
 	}
 	defer closePool()
-	rep, err := runner.Prune(ctx, pool, payload, keys)
+	rep, err := retention.Prune(ctx, pool, payload, keys)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(app.Stdout, "pruned %d payloads and deleted %d events in %d transactions\n", rep.PayloadsPruned, rep.EventsDeleted, rep.Calls)
 	return nil
-}
-
-// openPool resolves DATABASE_URL or the embedded cluster and opens a pgx pool.
-func openPool(ctx context.Context, app App) (*pgxpool.Pool, func(), error) {
-	d, err := runner.OpenDatabase(ctx, app.Getenv("DATABASE_URL"), dataDir(app), app.Log)
-	if err != nil {
-		return nil, nil, err
-	}
-	pool, err := pgxpool.New(ctx, d.URL)
-	if err != nil {
-		_ = d.Close(ctx)
-		return nil, nil, fmt.Errorf("open database: %w", err)
-	}
-	return pool, func() { pool.Close(); _ = d.Close(context.Background()) }, nil
 }

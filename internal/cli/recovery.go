@@ -5,33 +5,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/internal/backfill"
 )
 
 // reconcileCmd is `pginbox reconcile [--all]`: one webhooks.reconcile() pass,
 // printed as the JSON it returns ({"skipped": true} while another pass runs).
 func reconcileCmd(ctx context.Context, app App, args []string) error {
-	fs := newFlags("reconcile", app)
+	fs := newFlags("reconcile", "reconcile [--all]", "run one reconciliation pass and print its counts as JSON")
 	all := fs.Bool("all", false, "re-read every event for contradictions, not only those since the last pass")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	if err := fs.parse(app, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
-	db, closeDB, err := openDB(ctx, app)
+	env, err := settings(app.Getenv)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
 	var out string
-	if err := db.QueryRowContext(ctx, `SELECT webhooks.reconcile(trigger => 'cli', recheck_all => $1)::text`, *all).Scan(&out); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT webhooks.reconcile(trigger => 'cli', recheck_all => $1)::text`, *all).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	fmt.Fprintln(app.Stdout, out)
@@ -44,44 +45,40 @@ func reconcileCmd(ctx context.Context, app App, args []string) error {
 // report, with the status APIs of PGINBOX_PROVIDERS (name=kind list) and
 // PGINBOX_API_URL_<NAME> / PGINBOX_API_KEY_<NAME>.
 func gapsCmd(ctx context.Context, app App, args []string) error {
-	fs := newFlags("gaps", app)
+	fs := newFlags("gaps", "gaps [--provider P] [--json] [--limit N] [--backfill]",
+		"list expected events that did not arrive; --backfill asks the providers' APIs\n"+
+			"(PGINBOX_API_URL_<NAME>, PGINBOX_API_KEY_<NAME>) and repairs what they answer")
 	provider := fs.String("provider", "", "only this provider's gaps")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	limit := fs.Int("limit", 1000, "list or backfill at most this many gaps, oldest deadline first")
-	backfill := fs.Bool("backfill", false, "ask the providers' APIs about the gaps and repair them")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	doBackfill := fs.Bool("backfill", false, "ask the providers' APIs about the gaps and repair them")
+	if err := fs.parse(app, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if *limit < 1 {
 		return fmt.Errorf("%w: --limit must be positive", ErrUsage)
 	}
-	var apis map[string]runner.StatusAPI
-	if *backfill {
-		kinds, err := providerKinds(app.Getenv("PGINBOX_PROVIDERS"))
-		if err != nil {
-			return err
-		}
-		if apis, err = runner.StatusAPIsFromEnv(app.Getenv, kinds, &http.Client{}); err != nil {
-			return err
-		}
-	}
-
-	d, err := runner.OpenDatabase(ctx, app.Getenv("DATABASE_URL"), dataDir(app), app.Log)
+	env, err := settings(app.Getenv)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = d.Close(context.Background()) }()
-	pool, err := pgxpool.New(ctx, d.URL)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+	var apis map[string]backfill.StatusAPI
+	if *doBackfill {
+		if apis, err = backfill.APIs(env.Kinds(), env.Endpoint, &http.Client{}); err != nil {
+			return err
+		}
 	}
-	defer pool.Close()
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
 
-	if *backfill {
-		report, err := runner.Backfill(ctx, pool, apis, runner.BackfillOptions{
+	if *doBackfill {
+		report, err := backfill.Run(ctx, pool, apis, backfill.Options{
 			Provider: *provider, MaxGaps: *limit, Logger: app.Log,
 		})
 		if *asJSON {
@@ -98,13 +95,13 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 
-	gaps, err := runner.FindGaps(ctx, pool, *provider, *limit)
+	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if gaps == nil {
-			gaps = []runner.Gap{}
+			gaps = []backfill.Gap{}
 		}
 		return json.NewEncoder(app.Stdout).Encode(gaps)
 	}
@@ -128,25 +125,4 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	}
 	fmt.Fprintf(app.Stdout, "%d gaps%s\n", len(gaps), more)
 	return nil
-}
-
-// providerKinds reads PGINBOX_PROVIDERS ("sume=sume,gh=github") as
-// name → kind. Unlike serve it needs no secrets: backfill only calls APIs.
-func providerKinds(list string) (map[string]string, error) {
-	kinds := map[string]string{}
-	for _, item := range strings.Split(list, ",") {
-		if item = strings.TrimSpace(item); item == "" {
-			continue
-		}
-		name, kind, ok := strings.Cut(item, "=")
-		name, kind = strings.TrimSpace(name), strings.TrimSpace(kind)
-		if !ok || name == "" || kind == "" {
-			return nil, fmt.Errorf("PGINBOX_PROVIDERS: %q is not name=kind", item)
-		}
-		if _, dup := kinds[name]; dup {
-			return nil, fmt.Errorf("PGINBOX_PROVIDERS: provider %q listed twice", name)
-		}
-		kinds[name] = kind
-	}
-	return kinds, nil
 }

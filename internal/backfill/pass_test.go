@@ -1,4 +1,4 @@
-package runner
+package backfill
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
@@ -103,11 +104,11 @@ func ok200(body string) fakeReply { return fakeReply{status: 200, body: body} }
 // quietLogger discards everything.
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// fastOptions are BackfillOptions with tiny delays; waits records the delays
+// fastOptions are Options with tiny delays; waits records the delays
 // asked for between attempts (the sleeps themselves are skipped).
-func fastOptions(waits *[]time.Duration) BackfillOptions {
+func fastOptions(waits *[]time.Duration) Options {
 	var mu sync.Mutex
-	return BackfillOptions{
+	return Options{
 		Rate:           1000,
 		RequestTimeout: 5 * time.Second,
 		MaxAttempts:    3,
@@ -153,7 +154,7 @@ func TestBackfillOutcomes(t *testing.T) {
 		eventType  string // "" = no event
 		tombstone  bool
 		postponed  bool
-		report     BackfillReport
+		report     Report
 		requests   int
 		errIs      error
 		minBetween time.Duration // least time between the first two requests
@@ -162,54 +163,54 @@ func TestBackfillOutcomes(t *testing.T) {
 		name    string
 		replies []fakeReply
 		key     string // the key the runner sends; "" = the right one
-		tune    func(*BackfillOptions)
+		tune    func(*Options)
 		want    want
 	}{
 		{"completed", []fakeReply{ok200(completed)},
-			"", nil, want{eventType: "job.completed", report: BackfillReport{Ingested: 1}, requests: 1}},
+			"", nil, want{eventType: "job.completed", report: Report{Ingested: 1}, requests: 1}},
 		{"failed", []fakeReply{ok200(`{"job_id": "job_1", "status": "ERROR", "error": {"code": "oom", "message": "out of memory"}}`)},
-			"", nil, want{eventType: "job.failed", report: BackfillReport{Ingested: 1}, requests: 1}},
+			"", nil, want{eventType: "job.failed", report: Report{Ingested: 1}, requests: 1}},
 		{"failed without an error object", []fakeReply{ok200(`{"job_id": "job_1", "status": "ERROR"}`)},
-			"", nil, want{eventType: "job.failed", report: BackfillReport{Ingested: 1}, requests: 1}},
+			"", nil, want{eventType: "job.failed", report: Report{Ingested: 1}, requests: 1}},
 		{"canceled, spelled CANCELED", []fakeReply{ok200(`{"job_id": "job_1", "status": "CANCELED"}`)},
-			"", nil, want{eventType: "job.canceled", report: BackfillReport{Ingested: 1}, requests: 1}},
+			"", nil, want{eventType: "job.canceled", report: Report{Ingested: 1}, requests: 1}},
 		{"canceled, spelled ERROR + error.code canceled", []fakeReply{ok200(`{"job_id": "job_1", "status": "ERROR", "error": {"code": "canceled"}}`)},
-			"", nil, want{eventType: "job.canceled", report: BackfillReport{Ingested: 1}, requests: 1}},
+			"", nil, want{eventType: "job.canceled", report: Report{Ingested: 1}, requests: 1}},
 		{"running", []fakeReply{ok200(`{"job_id": "job_1", "status": "IN_PROGRESS"}`)},
-			"", nil, want{postponed: true, report: BackfillReport{Postponed: 1}, requests: 1}},
+			"", nil, want{postponed: true, report: Report{Postponed: 1}, requests: 1}},
 		{"queued", []fakeReply{ok200(`{"job_id": "job_1", "status": "IN_QUEUE"}`)},
-			"", nil, want{postponed: true, report: BackfillReport{Postponed: 1}, requests: 1}},
+			"", nil, want{postponed: true, report: Report{Postponed: 1}, requests: 1}},
 		{"unknown to the provider (404)", nil,
-			"", nil, want{tombstone: true, report: BackfillReport{Tombstoned: 1}, requests: 1}},
+			"", nil, want{tombstone: true, report: Report{Tombstoned: 1}, requests: 1}},
 		{"500 then success", []fakeReply{{status: 500, body: `{}`}, ok200(completed)},
-			"", nil, want{eventType: "job.completed", report: BackfillReport{Ingested: 1}, requests: 2}},
+			"", nil, want{eventType: "job.completed", report: Report{Ingested: 1}, requests: 2}},
 		{"502, 503 then success", []fakeReply{{status: 502}, {status: 503}, ok200(completed)},
-			"", nil, want{eventType: "job.completed", report: BackfillReport{Ingested: 1}, requests: 3}},
+			"", nil, want{eventType: "job.completed", report: Report{Ingested: 1}, requests: 3}},
 		{"429 with Retry-After, then success", []fakeReply{{status: 429, retryAfter: "1"}, ok200(completed)},
-			"", func(o *BackfillOptions) { o.RetryMax = 5 * time.Second },
-			want{eventType: "job.completed", report: BackfillReport{Ingested: 1}, requests: 2, minBetween: time.Second}},
+			"", func(o *Options) { o.RetryMax = 5 * time.Second },
+			want{eventType: "job.completed", report: Report{Ingested: 1}, requests: 2, minBetween: time.Second}},
 		{"429 with a Retry-After beyond the cap", []fakeReply{{status: 429, retryAfter: "120"}, ok200(completed)},
-			"", nil, want{report: BackfillReport{Failed: 1}, requests: 1}},
+			"", nil, want{report: Report{Failed: 1}, requests: 1}},
 		{"5xx every time", []fakeReply{{status: 503}},
-			"", nil, want{report: BackfillReport{Failed: 1}, requests: 3}},
+			"", nil, want{report: Report{Failed: 1}, requests: 3}},
 		{"timeout every time", []fakeReply{{block: true}},
-			"", func(o *BackfillOptions) { o.RequestTimeout = 100 * time.Millisecond; o.MaxAttempts = 2 },
-			want{report: BackfillReport{Failed: 1}, requests: 2}},
+			"", func(o *Options) { o.RequestTimeout = 100 * time.Millisecond; o.MaxAttempts = 2 },
+			want{report: Report{Failed: 1}, requests: 2}},
 		{"timeout then success", []fakeReply{{block: true}, ok200(completed)},
-			"", func(o *BackfillOptions) { o.RequestTimeout = 100 * time.Millisecond },
-			want{eventType: "job.completed", report: BackfillReport{Ingested: 1}, requests: 2}},
+			"", func(o *Options) { o.RequestTimeout = 100 * time.Millisecond },
+			want{eventType: "job.completed", report: Report{Ingested: 1}, requests: 2}},
 		{"malformed JSON", []fakeReply{ok200(`{"job_id": "job_1", "status": `)},
-			"", nil, want{report: BackfillReport{Malformed: 1}, requests: 1}},
+			"", nil, want{report: Report{Malformed: 1}, requests: 1}},
 		{"JSON that is not an object", []fakeReply{ok200(`["COMPLETED"]`)},
-			"", nil, want{report: BackfillReport{Malformed: 1}, requests: 1}},
+			"", nil, want{report: Report{Malformed: 1}, requests: 1}},
 		{"no status", []fakeReply{ok200(`{"job_id": "job_1"}`)},
-			"", nil, want{report: BackfillReport{Malformed: 1}, requests: 1}},
+			"", nil, want{report: Report{Malformed: 1}, requests: 1}},
 		{"another job's status", []fakeReply{ok200(`{"job_id": "job_2", "status": "COMPLETED"}`)},
-			"", nil, want{report: BackfillReport{Malformed: 1}, requests: 1}},
+			"", nil, want{report: Report{Malformed: 1}, requests: 1}},
 		{"unexpected 400", []fakeReply{{status: 400, body: `{}`}},
-			"", nil, want{report: BackfillReport{Failed: 1}, requests: 1}},
+			"", nil, want{report: Report{Failed: 1}, requests: 1}},
 		{"wrong API key (401)", []fakeReply{ok200(completed)},
-			"wrong-key", nil, want{report: BackfillReport{Unauthorized: 1}, requests: 1, errIs: ErrUnauthorized}},
+			"wrong-key", nil, want{report: Report{Unauthorized: 1}, requests: 1, errIs: ErrUnauthorized}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,15 +234,15 @@ func TestBackfillOutcomes(t *testing.T) {
 				tc.tune(&opts)
 			}
 
-			report, err := Backfill(ctx, pool, apis, opts)
+			report, err := Run(ctx, pool, apis, opts)
 
 			if tc.want.errIs != nil {
 				var authErr *AuthError
 				if !errors.Is(err, tc.want.errIs) || !errors.As(err, &authErr) || authErr.Provider != "sume" || authErr.StatusCode != 401 {
-					t.Fatalf("Backfill error = %v, want an *AuthError for sume matching %v", err, tc.want.errIs)
+					t.Fatalf("Run error = %v, want an *AuthError for sume matching %v", err, tc.want.errIs)
 				}
 			} else if err != nil {
-				t.Fatalf("Backfill: %v", err)
+				t.Fatalf("Run: %v", err)
 			}
 			wantReport := tc.want.report
 			wantReport.Gaps, wantReport.Requests = 1, tc.want.requests
@@ -330,7 +331,7 @@ func TestBackfillAuthErrorStopsOnlyThatProvider(t *testing.T) {
 	opts := fastOptions(nil)
 	opts.Concurrency = 1
 	opts.Provider = "bad"
-	report, err := Backfill(context.Background(), pool, apis, opts)
+	report, err := Run(context.Background(), pool, apis, opts)
 	var authErr *AuthError
 	if !errors.As(err, &authErr) || authErr.Provider != "bad" {
 		t.Fatalf("error %v, want an *AuthError for bad", err)
@@ -339,7 +340,7 @@ func TestBackfillAuthErrorStopsOnlyThatProvider(t *testing.T) {
 		t.Fatalf("report %+v, want 1 unauthorized request and 4 skipped gaps", report)
 	}
 	opts.Provider = ""
-	report, err = Backfill(context.Background(), pool, apis, opts)
+	report, err = Run(context.Background(), pool, apis, opts)
 	if !errors.Is(err, ErrUnauthorized) || report.Ingested != 5 || report.Unauthorized != 1 {
 		t.Fatalf("both providers: report %+v, error %v; want good's 5 ingested and bad refused", report, err)
 	}
@@ -456,7 +457,7 @@ func TestBackfillPassesRaceWebhooks(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := Backfill(ctx, pool, apis, fastOptions(nil))
+			_, err := Run(ctx, pool, apis, fastOptions(nil))
 			errs <- err
 		}()
 	}
@@ -500,11 +501,11 @@ func TestBackfillPollFallback(t *testing.T) {
 	dbExec(t, pool, `SELECT webhooks.expect('legacy', 'job_10', now() - interval '1 minute')`)
 	dbExec(t, pool, `SELECT webhooks.expect('gh', 'gh_1', now() - interval '1 minute', $1)`, fake.URL+"/custom/gh_1")
 	env := map[string]string{"PGINBOX_API_KEY_LEGACY": "legacy-key"}
-	apis, err := StatusAPIsFromEnv(func(k string) string { return env[k] }, map[string]string{"gh": "github"}, fake.Client())
+	apis, err := APIs(map[string]string{"gh": "github"}, envconfig.Endpoints(func(k string) string { return env[k] }), fake.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Backfill(context.Background(), pool, apis, fastOptions(nil))
+	report, err := Run(context.Background(), pool, apis, fastOptions(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +548,7 @@ func TestBackfillBoundsConcurrencyAndRate(t *testing.T) {
 			opts := fastOptions(nil)
 			opts.Concurrency = tc.concurrency
 			opts.Rate = tc.rate
-			report, err := Backfill(context.Background(), pool, apis, opts)
+			report, err := Run(context.Background(), pool, apis, opts)
 			if err != nil || report.Postponed != 12 {
 				t.Fatalf("report %+v, %v", report, err)
 			}
@@ -588,7 +589,7 @@ func TestBackfillContextCanceled(t *testing.T) {
 	apis := map[string]StatusAPI{"sume": &SumeAPI{BaseURL: fake.URL, Key: "k", Client: fake.Client()}}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := Backfill(ctx, pool, apis, fastOptions(nil))
+	_, err := Run(ctx, pool, apis, fastOptions(nil))
 	if !errors.Is(err, context.DeadlineExceeded) && !strings.Contains(fmt.Sprint(err), "deadline") {
 		t.Fatalf("error %v, want the context's", err)
 	}

@@ -1,4 +1,7 @@
-package runner
+// Package database resolves where pginbox's data lives for the CLI: the
+// server DATABASE_URL names, or else an embedded cluster under a data
+// folder, started on first use (see internal/localpg).
+package database
 
 import (
 	"context"
@@ -13,13 +16,13 @@ import (
 	"github.com/pginbox/pginbox/internal/localpg"
 )
 
-// EmbeddedDatabase is the database pginbox creates and uses on its embedded
-// local cluster.
-const EmbeddedDatabase = "pginbox"
+// Embedded is the database pginbox creates and uses on its embedded local
+// cluster.
+const Embedded = "pginbox"
 
-// Database is a resolved database to connect to, possibly backed by an
-// embedded cluster this process started.
-type Database struct {
+// DB is a resolved database to connect to, possibly backed by an embedded
+// cluster this process started.
+type DB struct {
 	// URL is the connection string.
 	URL string
 	// Cluster is the embedded cluster, or nil when DATABASE_URL was set.
@@ -27,22 +30,22 @@ type Database struct {
 }
 
 // Close stops the embedded cluster if this process started it.
-func (d *Database) Close(ctx context.Context) error {
+func (d *DB) Close(ctx context.Context) error {
 	if d.Cluster == nil {
 		return nil
 	}
 	return d.Cluster.Stop(ctx)
 }
 
-// OpenDatabase resolves where pginbox's data lives: databaseURL when set,
-// else an embedded cluster under dataDir (created on first use, reused after)
-// with a database named [EmbeddedDatabase].
-func OpenDatabase(ctx context.Context, databaseURL, dataDir string, log *slog.Logger) (*Database, error) {
+// Open resolves where pginbox's data lives: databaseURL when set, else an
+// embedded cluster under dataDir (created on first use, reused after) with a
+// database named [Embedded].
+func Open(ctx context.Context, databaseURL, dataDir string, log *slog.Logger) (*DB, error) {
 	if databaseURL != "" {
 		if _, err := pgx.ParseConfig(databaseURL); err != nil {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}
-		return &Database{URL: databaseURL}, nil
+		return &DB{URL: databaseURL}, nil
 	}
 	if dataDir == "" {
 		dataDir = ".pginbox"
@@ -57,14 +60,15 @@ func OpenDatabase(ctx context.Context, databaseURL, dataDir string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("embedded postgres (set DATABASE_URL to use your own): %w", err)
 	}
-	db := &Database{URL: c.URL(EmbeddedDatabase), Cluster: c}
-	if err := createDatabase(ctx, c.URL("postgres"), EmbeddedDatabase); err != nil {
+	db := &DB{URL: c.URL(Embedded), Cluster: c}
+	if err := createDatabase(ctx, c.URL("postgres"), Embedded); err != nil {
 		_ = db.Close(ctx)
 		return nil, err
 	}
 	return db, nil
 }
 
+// createDatabase creates the database name unless it exists.
 func createDatabase(ctx context.Context, adminURL, name string) error {
 	db, err := sql.Open("pgx", adminURL)
 	if err != nil {
