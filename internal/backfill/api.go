@@ -153,4 +153,3 @@ func (e *AuthError) Error() string {
 
 // Is lets errors.Is(err, ErrUnauthorized) match.
 func (e *AuthError) Is(target error) bool { return target == ErrUnauthorized }
-

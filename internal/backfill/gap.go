@@ -43,4 +43,3 @@ func FindGaps(ctx context.Context, pool *pgxpool.Pool, provider string, limit in
 	}
 	return gaps, nil
 }
-

@@ -55,6 +55,7 @@ commands:
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
 environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox)
+pginbox <command> --help prints the command's flags.
 `
 
 // Run executes one command line (without the program name) and returns the

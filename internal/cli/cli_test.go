@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -68,5 +71,53 @@ func TestCommandErrors(t *testing.T) {
 				t.Fatalf("first stderr line %q, want a one-line error containing %q", first, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestCommandHelp: every command answers --help and -h with its usage and
+// flags on stdout and exit 0, without touching a database or the disk, and
+// a flag it does not know with exit 2.
+func TestCommandHelp(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		command string
+		flags   []string // what the help must mention
+	}{
+		{"migrate", []string{"usage: pginbox migrate"}},
+		{"serve", []string{"-addr", "-providers", "-handler", "-workers", "-lease", "-keep-keys", "-data-dir", "PGINBOX_ADDR"}},
+		{"reconcile", []string{"-all"}},
+		{"checks", []string{"-json"}},
+		{"gaps", []string{"-provider", "-json", "-limit", "-backfill"}},
+		{"replay", []string{"<event_id>", "-reason"}},
+		{"prune", []string{"-keep-payload", "-keep-keys"}},
+		{"version", []string{"usage: pginbox version"}},
+		{"sql-dist", []string{"sql-dist DIR"}},
+	}
+	// No database: a command that tried to reach one would fail.
+	env := map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"}
+	for _, tc := range tests {
+		t.Run(tc.command, func(t *testing.T) {
+			t.Parallel()
+			for _, help := range []string{"--help", "-h"} {
+				code, out, errOut := runCLI(t, env, tc.command, help)
+				if code != 0 || errOut != "" {
+					t.Fatalf("%s %s: exit %d, stderr %q; want 0 and nothing", tc.command, help, code, errOut)
+				}
+				for _, want := range append([]string{"usage: pginbox " + tc.command}, tc.flags...) {
+					if !strings.Contains(out, want) {
+						t.Errorf("%s %s: help does not mention %q:\n%s", tc.command, help, want, out)
+					}
+				}
+			}
+			code, _, errOut := runCLI(t, env, tc.command, "--no-such-flag")
+			if code != 2 || !strings.Contains(errOut, "flag provided but not defined: -no-such-flag") {
+				t.Fatalf("%s --no-such-flag: exit %d, stderr %q; want 2", tc.command, code, errOut)
+			}
+		})
+	}
+	for _, name := range []string{"--help", "-h"} {
+		if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("sql-dist %s left %q behind (stat: %v)", name, name, err)
+		}
 	}
 }

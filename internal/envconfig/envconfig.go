@@ -59,8 +59,8 @@ type Settings struct {
 	MaxBody   int64 // PGINBOX_MAX_BODY
 
 	Lease, ReconcileEvery, ChecksEvery, PollInterval, NotifyInterval, ListenPing time.Duration
-	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery         time.Duration
-	IngestTimeout                                                               time.Duration
+	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
+	IngestTimeout                                                                time.Duration
 
 	PollOnly    bool // PGINBOX_LISTEN=false
 	SkipMigrate bool // PGINBOX_MIGRATE=false
