@@ -82,9 +82,10 @@ bench-quick: postgres build ## the bench suite reduced to under a minute (bench/
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and go mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI

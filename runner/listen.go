@@ -96,7 +96,6 @@ func (l *listener) listenOnce(ctx context.Context) {
 	}
 	first := true
 	for channel, fn := range l.Channels {
-		fn := fn
 		h := &listenHandler{fn: fn}
 		if first {
 			// One channel counts the connection.
