@@ -11,9 +11,6 @@ package runner_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -117,13 +115,9 @@ func BenchmarkServeSumeDelivery(b *testing.B) {
 		for pb.Next() {
 			key := "job_" + strconv.FormatInt(n.Add(1), 36)
 			body := benchPayload(key)
-			ts := strconv.FormatInt(time.Now().Unix(), 10)
-			m := hmac.New(sha256.New, []byte("bench-secret"))
-			m.Write([]byte(ts + "." + body))
 			req := httptest.NewRequest(http.MethodPost, "/webhooks/sume", strings.NewReader(body))
+			req.Header = testsign.Sume("bench-secret", body, time.Now())
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Sume-Timestamp", ts)
-			req.Header.Set("X-Sume-Signature", "v1="+hex.EncodeToString(m.Sum(nil)))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != http.StatusOK {

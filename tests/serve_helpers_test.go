@@ -3,20 +3,17 @@ package tests
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -116,62 +113,35 @@ func post(t *testing.T, client *http.Client, url string, h http.Header, body []b
 	return resp.StatusCode, out
 }
 
-func macHex(secret []byte, parts ...string) string {
-	m := hmac.New(sha256.New, secret)
-	for _, p := range parts {
-		m.Write([]byte(p))
-	}
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-func macB64(secret []byte, parts ...string) string {
-	m := hmac.New(sha256.New, secret)
-	for _, p := range parts {
-		m.Write([]byte(p))
-	}
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
 // signSume builds Sume's headers from its published recipe.
-func signSume(secret, body string, at time.Time) http.Header {
-	ts := strconv.FormatInt(at.Unix(), 10)
-	return http.Header{
-		"X-Sume-Timestamp": {ts},
-		"X-Sume-Signature": {"v1=" + macHex([]byte(secret), ts, ".", body)},
-	}
-}
+var signSume = testsign.Sume
 
 // signer signs body with secret at a time for one provider kind and key.
 type signer func(secret, body, key string, at time.Time) http.Header
 
+// signers sign a delivery of each kind, with the headers carrying its key and
+// event type.
 var signers = map[string]signer{
-	"sume": func(secret, body, _ string, at time.Time) http.Header { return signSume(secret, body, at) },
-	"stripe": func(secret, body, _ string, at time.Time) http.Header {
-		ts := strconv.FormatInt(at.Unix(), 10)
-		return http.Header{"Stripe-Signature": {fmt.Sprintf("t=%s,v1=%s", ts, macHex([]byte(secret), ts, ".", body))}}
-	},
+	"sume":   func(secret, body, _ string, at time.Time) http.Header { return testsign.Sume(secret, body, at) },
+	"stripe": func(secret, body, _ string, at time.Time) http.Header { return testsign.Stripe(secret, body, at) },
 	"github": func(secret, body, key string, _ time.Time) http.Header {
-		return http.Header{
-			"X-Hub-Signature-256": {"sha256=" + macHex([]byte(secret), body)},
-			"X-Github-Delivery":   {key},
-			"X-Github-Event":      {"issues"},
-		}
+		h := testsign.GitHub(secret, body)
+		h.Set("X-Github-Delivery", key)
+		h.Set("X-Github-Event", "issues")
+		return h
 	},
 	"standardwebhooks": func(secret, body, key string, at time.Time) http.Header {
-		raw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-		ts := strconv.FormatInt(at.Unix(), 10)
-		return http.Header{
-			"Webhook-Id":        {key},
-			"Webhook-Timestamp": {ts},
-			"Webhook-Signature": {"v1," + macB64(raw, key, ".", ts, ".", body)},
+		h, err := testsign.StandardWebhooks(secret, key, body, at)
+		if err != nil {
+			panic(err) // the secrets of secretsFor are valid
 		}
+		return h
 	},
 	"shopify": func(secret, body, key string, _ time.Time) http.Header {
-		return http.Header{
-			"X-Shopify-Hmac-Sha256": {macB64([]byte(secret), body)},
-			"X-Shopify-Event-Id":    {key},
-			"X-Shopify-Topic":       {"orders/create"},
-		}
+		h := testsign.Shopify(secret, body)
+		h.Set("X-Shopify-Event-Id", key)
+		h.Set("X-Shopify-Topic", "orders/create")
+		return h
 	},
 }
 

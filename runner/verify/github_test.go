@@ -7,12 +7,6 @@ import (
 	"time"
 )
 
-// githubHeader signs body the way GitHub documents it:
-// X-Hub-Signature-256: sha256=hex(HMAC-SHA256(secret, body)).
-func githubHeader(secret, body string) http.Header {
-	return headers("X-Hub-Signature-256", "sha256="+macHex(secret, body))
-}
-
 func TestGitHubVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "gh-secret-current", "gh-secret-previous"

@@ -7,12 +7,6 @@ import (
 	"time"
 )
 
-// shopifyHeader signs body the way Shopify documents it:
-// X-Shopify-Hmac-Sha256: base64(HMAC-SHA256(secret, body)).
-func shopifyHeader(secret, body string) http.Header {
-	return headers("X-Shopify-Hmac-Sha256", macBase64([]byte(secret), body))
-}
-
 func TestShopifyVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "shpss_current", "shpss_previous"

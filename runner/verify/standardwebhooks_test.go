@@ -3,25 +3,10 @@ package verify
 import (
 	"encoding/base64"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-// swHeaders signs body the way the Standard Webhooks specification documents
-// it: webhook-signature: v1,base64(HMAC-SHA256(base64decode(secret sans
-// "whsec_"), "<id>.<ts>.<body>")).
-func swHeaders(t testing.TB, secret, id string, ts int64, body string) http.Header {
-	t.Helper()
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tsS := strconv.FormatInt(ts, 10)
-	return headers("webhook-id", id, "webhook-timestamp", tsS,
-		"webhook-signature", "v1,"+macBase64(key, id+"."+tsS+"."+body))
-}
 
 func TestStandardWebhooksVerify(t *testing.T) {
 	t.Parallel()

@@ -8,13 +8,6 @@ import (
 	"time"
 )
 
-// stripeHeader signs body the way Stripe documents it:
-// Stripe-Signature: t=<ts>,v1=hex(HMAC-SHA256(secret, "<ts>.<body>")).
-func stripeHeader(secret string, ts int64, body string) http.Header {
-	t := strconv.FormatInt(ts, 10)
-	return headers("Stripe-Signature", "t="+t+",v1="+macHex(secret, t+"."+body))
-}
-
 func TestStripeVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "whsec_stripe_current", "whsec_stripe_previous"

@@ -8,13 +8,6 @@ import (
 	"time"
 )
 
-// sumeHeaders signs body the way Sume documents it:
-// X-Sume-Signature: v1=hex(HMAC-SHA256(secret, "<timestamp>.<body>")).
-func sumeHeaders(secret string, ts int64, body string) http.Header {
-	t := strconv.FormatInt(ts, 10)
-	return headers("X-Sume-Timestamp", t, "X-Sume-Signature", "v1="+macHex(secret, t+"."+body))
-}
-
 func TestSumeVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "sume_secret_current", "sume_secret_previous"

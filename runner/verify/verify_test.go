@@ -1,71 +1,11 @@
 package verify
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 )
-
-// The helpers below sign test deliveries independently of the code under
-// test, from each provider's published recipe.
-
-// macHex returns hex(HMAC-SHA256(key, msg)).
-func macHex(key, msg string) string {
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte(msg))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// macBase64 returns base64(HMAC-SHA256(key, msg)).
-func macBase64(key []byte, msg string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(msg))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
-// headers builds an http.Header from name/value pairs.
-func headers(kv ...string) http.Header {
-	h := http.Header{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		h.Add(kv[i], kv[i+1])
-	}
-	return h
-}
-
-// mustProvider builds a provider or fails the test.
-func mustProvider(t testing.TB, kind string, secrets ...string) Provider {
-	t.Helper()
-	p, err := New(kind, secrets)
-	if err != nil {
-		t.Fatalf("New(%q): %v", kind, err)
-	}
-	return p
-}
-
-// checkReject fails the test unless err is nil (status 0) or a *RejectError
-// with exactly status and reason.
-func checkReject(t testing.TB, err error, status int, reason string) {
-	t.Helper()
-	if status == 0 {
-		if err != nil {
-			t.Fatalf("got error %v, want none", err)
-		}
-		return
-	}
-	var re *RejectError
-	if !errors.As(err, &re) {
-		t.Fatalf("got error %v (%T), want *RejectError %d %q", err, err, status, reason)
-	}
-	if re.Status != status || re.Reason != reason {
-		t.Fatalf("got rejection %d %q, want %d %q", re.Status, re.Reason, status, reason)
-	}
-}
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
