@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,15 +12,6 @@ import (
 
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
-func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Run(context.Background(), App{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }}, args)
-	return code, out.String(), errOut.String()
-}
 
 func TestMigrateCommand(t *testing.T) {
 	t.Parallel()

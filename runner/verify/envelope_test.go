@@ -1,9 +1,12 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestReadEnvelope(t *testing.T) {
@@ -170,4 +173,39 @@ func TestJSONDepth(t *testing.T) {
 			t.Errorf("%s: depth %d, want %d", tc.body, got, tc.depth)
 		}
 	}
+}
+
+func FuzzReadEnvelope(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, ` {"a":[1,{"b":null}]} `, `[]`, `null`, ``, `{"a":"\u0000"}`, `{"a":"\\u0000"}`,
+		`{"a":"\ud83d\ude00"}`, `{"a":"\ud800"}`, `{"a":"\udc00\ud800"}`, `{"a":1}{}`, "{\"a\":\"\xff\"}", `{"a":1,"a":2}`, `{"\ud800\udc00":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		env, err := ReadEnvelope(body)
+		if err != nil {
+			checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
+			// Anything encoding/json takes as an object, in valid UTF-8 and
+			// without \u escapes (where jsonb is stricter), must be accepted.
+			var m map[string]any
+			if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u`)) && json.Unmarshal(body, &m) == nil && m != nil {
+				t.Fatalf("rejected %q which is a JSON object", body)
+			}
+			return
+		}
+		if !utf8.Valid(body) || !json.Valid(body) {
+			t.Fatalf("accepted %q which is not valid UTF-8 JSON", body)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil || m == nil {
+			t.Fatalf("accepted %q which is not a JSON object: %v", body, err)
+		}
+		if len(m) != len(env) {
+			t.Fatalf("Envelope has %d members, encoding/json finds %d", len(env), len(m))
+		}
+		for name, raw := range env {
+			if !json.Valid(raw) || !bytes.Equal(bytes.TrimSpace(m[name]), bytes.TrimSpace(raw)) {
+				t.Fatalf("member %q = %q, encoding/json finds %q", name, raw, m[name])
+			}
+		}
+	})
 }

@@ -97,3 +97,17 @@ func TestGitHubIdentify(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseGitHubSignature(f *testing.F) {
+	for _, s := range []string{"", "sha256=" + fuzzSig, "sha256=", "sha1=" + fuzzSig, " sha256=" + fuzzSig + " ", "sha256=" + fuzzSig + "00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		sig, err := parseGitHubSignature(header)
+		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		if err == nil {
+			checkSigs(t, [][]byte{sig})
+		}
+		verifyAll(t, headers("X-Hub-Signature-256", header), []byte("Hello, World!"))
+	})
+}

@@ -78,3 +78,17 @@ func TestShopifyIdentify(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseShopifySignature(f *testing.F) {
+	for _, s := range []string{"", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "====", "AAAA", " g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		sig, err := parseShopifySignature(header)
+		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		if err == nil {
+			checkSigs(t, [][]byte{sig})
+		}
+		verifyAll(t, headers("X-Shopify-Hmac-Sha256", header), []byte(`{}`))
+	})
+}

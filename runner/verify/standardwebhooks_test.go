@@ -118,3 +118,17 @@ func TestStandardWebhooksIdentify(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseStandardSignatures(f *testing.F) {
+	for _, s := range []string{"", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1a,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1,", "v1,,", ",", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "v2,x v1,y"} {
+		f.Add(s, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330")
+	}
+	f.Fuzz(func(t *testing.T, header, id, ts string) {
+		sigs, err := parseStandardSignatures(header)
+		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		if err == nil {
+			checkSigs(t, sigs)
+		}
+		verifyAll(t, headers("webhook-signature", header, "webhook-id", id, "webhook-timestamp", ts), []byte(`{"test": 2432232314}`))
+	})
+}

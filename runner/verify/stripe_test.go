@@ -95,3 +95,51 @@ func TestStripeIdentify(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseStripeSignature(f *testing.F) {
+	for _, s := range []string{"", "t=1614265330,v1=" + fuzzSig, "t=1,t=2,v1=" + fuzzSig, "v1=" + fuzzSig, "t=,v1=" + fuzzSig, "t=1614265330,v0=" + fuzzSig, "t=1614265330, v1=" + fuzzSig + ",v1=", "=,=,=", "t=99999999999999999999,v1=" + fuzzSig} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		ts, sigs, err := parseStripeSignature(header)
+		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		if err == nil {
+			checkSigs(t, sigs)
+			if ts == "" {
+				t.Fatal("accepted a header without t")
+			}
+		}
+		verifyAll(t, headers("Stripe-Signature", header), []byte(`{}`))
+	})
+}
+
+// benchStripeBody is a ~2 KiB Stripe event.
+var benchStripeBody = `{"id":"evt_1PQ","object":"event","type":"payment_intent.succeeded","data":{"object":{"description":"` +
+	strings.Repeat("x", 2000) + `"}}}`
+
+func BenchmarkStripeVerify(b *testing.B) {
+	now := time.Unix(1_700_000_000, 0)
+	p := mustProvider(b, "stripe", "whsec_previous", "whsec_current")
+	ts := strconv.FormatInt(now.Unix(), 10)
+	h := headers("Stripe-Signature", "t="+ts+",v1="+macHex("whsec_current", ts+"."+benchStripeBody)+",v0=00")
+	body := []byte(benchStripeBody)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Verify(h, body, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStripeIdentify(b *testing.B) {
+	p := mustProvider(b, "stripe", "whsec_current")
+	body := []byte(benchStripeBody)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Identify(http.Header{}, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

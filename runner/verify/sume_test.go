@@ -1,6 +1,9 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -149,5 +152,125 @@ func TestSumeIdentify(t *testing.T) {
 				t.Fatalf("Payload = %s, want the body unchanged", d.Payload)
 			}
 		})
+	}
+}
+
+func FuzzParseSumeSignature(f *testing.F) {
+	for _, s := range []string{"", " ", ",", "v1=" + fuzzSig, "v1=" + fuzzSig + ",v1=zz", "v0=ab v1=" + fuzzSig, "v1=", "v1==", "v1=" + strings.ToUpper(fuzzSig), "\u00a0v1=" + fuzzSig, "v1=" + fuzzSig[:63]} {
+		f.Add(s, "1614265330")
+	}
+	f.Fuzz(func(t *testing.T, header, ts string) {
+		sigs, err := parseSumeSignature(header)
+		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		if err == nil {
+			checkSigs(t, sigs)
+		}
+		// A header holding one well-formed v1 entry among separators is accepted.
+		if i := strings.Index(header, "v1="); i >= 0 && (i == 0 || strings.ContainsRune(", \t", rune(header[i-1]))) {
+			v := header[i+3:]
+			if end := strings.IndexAny(v, ", \t\n\r\v\f"); end >= 0 {
+				v = v[:end]
+			}
+			if b, decErr := hex.DecodeString(v); decErr == nil && len(b) == 32 && err != nil {
+				t.Fatalf("rejected %q (%v) although it holds v1=%s", header, err, v)
+			}
+		}
+		verifyAll(t, headers("X-Sume-Signature", header, "X-Sume-Timestamp", ts), []byte(`{}`))
+	})
+}
+
+func FuzzSumeIdentify(f *testing.F) {
+	for _, s := range []struct{ body, header string }{
+		{`{"event":"job.completed","job_id":"j"}`, ""},
+		{`{"event":"job.completed","job_id":12,"id":"e"}`, "e"},
+		{`{"type":"x","id":"e"}`, "f"},
+		{`{"type":"x","id":null}`, "h"},
+		{`{"type":"x","payload":{"request_id":"r"}}`, ""},
+		{`{"type":"x","request_id":"r","job_id":null}`, "r"},
+		{`{"type":"x","id":"` + strings.Repeat("a", 255) + `"}`, ""},
+		{`{"type":"x","id":" "}`, ""},
+		{`{"type":"x","id":1e2}`, ""},
+		{`{"type":"x","id":-0}`, "-0"},
+		{`{"event":"\u0085","id":"e"}`, ""},
+	} {
+		f.Add([]byte(s.body), s.header)
+	}
+	p := mustProvider(f, "sume", "secret")
+	f.Fuzz(func(t *testing.T, body []byte, headerID string) {
+		h := http.Header{}
+		if headerID != "" {
+			h.Set("X-Sume-Event-Id", headerID)
+		}
+		d, err := p.Identify(h, body)
+		checkFuzzReject(t, err, http.StatusBadRequest, identifyReasons)
+		if err != nil {
+			return
+		}
+		checkText(t, "key", d.ExternalID)
+		checkText(t, "event type", d.EventType)
+		if !bytes.Equal(d.Payload, body) {
+			t.Fatal("payload differs from the body")
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(body, &top); err != nil {
+			t.Fatalf("accepted a body that is not a JSON object: %v", err)
+		}
+		// An accepted header id never contradicts the signed body id.
+		if id, ok := top["id"]; ok && headerID != "" && string(id) != "null" {
+			var s string
+			if json.Unmarshal(id, &s) != nil {
+				s = string(id)
+			}
+			if s != headerID {
+				t.Fatalf("accepted header id %q with body id %s", headerID, id)
+			}
+		}
+		// The key is taken from the signed body whenever the body has one.
+		for _, name := range []string{"job_id", "request_id", "id"} {
+			if raw, ok := top[name]; ok && string(raw) != "null" {
+				var s string
+				if json.Unmarshal(raw, &s) != nil {
+					s = string(raw)
+				}
+				if s != d.ExternalID {
+					t.Fatalf("key %q, but the body's %s is %s", d.ExternalID, name, raw)
+				}
+				return
+			}
+		}
+		if d.ExternalID != headerID {
+			t.Fatalf("key %q came from neither the body nor the header", d.ExternalID)
+		}
+	})
+}
+
+// benchBody is a ~2 KiB Sume job webhook.
+var benchBody = `{"event":"job.completed","job_id":"job_01HZX3","status":"COMPLETED","data":{"notes":"` +
+	strings.Repeat("x", 2000) + `"}}`
+
+func BenchmarkSumeVerify(b *testing.B) {
+	now := time.Unix(1_700_000_000, 0)
+	p := mustProvider(b, "sume", "previous-secret", "current-secret")
+	h := sumeHeaders("current-secret", now.Unix(), benchBody)
+	body := []byte(benchBody)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Verify(h, body, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSumeIdentify(b *testing.B) {
+	p := mustProvider(b, "sume", "secret")
+	h := headers("X-Sume-Event-Id", "evt_1")
+	body := []byte(benchBody)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Identify(h, body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
