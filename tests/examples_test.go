@@ -279,7 +279,7 @@ func startNodeReceiver(t *testing.T, node, databaseURL, secrets string) string {
 }
 
 // TestExampleNodeReceiver: the Node.js receiver verifies Sume signatures on
-// the raw body, keys deliveries like the contract says, and stores them with
+// the raw body, keys deliveries as the provider table documents, and stores them with
 // ingest_webhook(); rejected deliveries write nothing.
 func TestExampleNodeReceiver(t *testing.T) {
 	t.Parallel()

@@ -237,7 +237,7 @@ func TestSignatureVectors(t *testing.T) {
 				case v.GoDiffers == "" && goGot != v.Want:
 					t.Errorf("Go verifier: %v, want %v", goGot, v.Want)
 				case v.GoDiffers != "" && goGot != v.Want:
-					t.Logf("known Go divergence: Go %v, SQL and contract %v: %s", goGot, v.Want, v.GoDiffers)
+					t.Logf("known Go divergence: Go %v, SQL and the documented answer %v: %s", goGot, v.Want, v.GoDiffers)
 				case v.GoDiffers != "":
 					t.Logf("the Go verifier now agrees: drop go_differs from this vector in tests/cmd/genvectors")
 				}
