@@ -12,10 +12,6 @@ import (
 	"github.com/pginbox/pginbox/runner"
 )
 
-const sumeSecret = "sume-test-secret"
-
-var sumeOnly = map[string][2]string{"sume": {"sume", sumeSecret}}
-
 // TestServeConcurrentDuplicates: 64 concurrent deliveries of one event give
 // one created, 63 duplicates and one row.
 func TestServeConcurrentDuplicates(t *testing.T) {
