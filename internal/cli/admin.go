@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/internal/views"
 )
@@ -27,7 +28,7 @@ func checksCmd(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return fmt.Errorf("%w: replay needs --reason", ErrUsage)
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func pruneCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, err := settings(getenv)
+	env, err := envconfig.Read(getenv)
 	if err != nil {
 		return err
 	}

@@ -162,11 +162,6 @@ func (fs *flagSet) printHelp(w io.Writer) {
 	fs.SetOutput(io.Discard)
 }
 
-// settings reads the environment (with the command's flags over it).
-func settings(getenv Env) (envconfig.Settings, error) {
-	return envconfig.Read(getenv)
-}
-
 // openPool resolves DATABASE_URL, or else the embedded cluster under
 // PGINBOX_DATA_DIR, and opens a pool on it. close releases both.
 func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpool.Pool, close func(), err error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
 // migrate is `pginbox migrate`: apply the pending migrations.
@@ -22,7 +23,7 @@ func migrate(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func version(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
 // reconcileCmd is `pginbox reconcile [--all]`: one webhooks.reconcile() pass,
@@ -22,7 +23,7 @@ func reconcileCmd(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if *limit < 1 {
 		return fmt.Errorf("%w: --limit must be positive", ErrUsage)
 	}
-	env, err := settings(app.Getenv)
+	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -61,7 +62,7 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, err := settings(getenv)
+	env, err := envconfig.Read(getenv)
 	if err != nil {
 		return err
 	}
