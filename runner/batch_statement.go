@@ -52,14 +52,14 @@ func (w *workerPool) processBatchStatement(hctx context.Context, log *slog.Logge
 		}
 		log.Warn("process_batch did not complete; running the batch event by event", "events", len(batch),
 			"error", fmt.Errorf("process_batch: %w", err), "timed_out", ctx.Err() != nil)
-		w.Metrics.BatchFallbacks.Inc()
+		w.Metrics.batchFallbacks.Inc()
 		return false
 	}
 	lost := len(batch) - len(out) // left out by leased_events: lost before they started
 	failed := map[string]int{}
 	var completed int
 	for _, o := range out {
-		w.Metrics.HandlerSeconds.Observe(o.HandlerMS / 1000)
+		w.Metrics.handlerSeconds.Observe(o.HandlerMS / 1000)
 		switch o.Outcome {
 		case "processed":
 			completed++

@@ -24,8 +24,8 @@ func (s *Server) prune(ctx context.Context, trigger string) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.Pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
-	s.metrics.Pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
+	s.metrics.pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
+	s.metrics.pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
 	if rep.PayloadsPruned+rep.EventsDeleted > 0 {
 		s.log.Info("retention", "trigger", trigger, "payloads_pruned", rep.PayloadsPruned, "events_deleted", rep.EventsDeleted, "calls", rep.Calls)
 	}
@@ -45,11 +45,11 @@ func (s *Server) reconcile(ctx context.Context, trigger string) error {
 	}
 	// backfill.Run logs its own "backfill pass" line, under component=backfill.
 	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, backfill.Options{Logger: s.log})
-	s.metrics.Backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
-	s.metrics.Backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
-	s.metrics.Backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
-	s.metrics.Backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
-	s.metrics.Backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
+	s.metrics.backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
+	s.metrics.backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
+	s.metrics.backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
+	s.metrics.backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
+	s.metrics.backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
 	if err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}

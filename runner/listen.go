@@ -99,7 +99,7 @@ func (l *listener) listenOnce(ctx context.Context) {
 		h := &listenHandler{fn: fn}
 		if first {
 			// One channel counts the connection.
-			h.onConnect = l.Metrics.ListenerConnects.Inc
+			h.onConnect = l.Metrics.listenerConnects.Inc
 			first = false
 		}
 		pl.Handle(channel, h)

@@ -59,6 +59,6 @@ func (n *notifier) Run(ctx context.Context) {
 			}
 			continue
 		}
-		n.Metrics.Notifies.Inc()
+		n.Metrics.notifies.Inc()
 	}
 }

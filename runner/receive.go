@@ -52,7 +52,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, "unknown", http.StatusNotFound, "unknown provider")
 		return
 	}
-	defer func() { rc.Metrics.RequestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+	defer func() { rc.Metrics.requestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		rc.reject(w, r, name, http.StatusUnsupportedMediaType, "content type not json")
@@ -97,7 +97,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
 		return
 	}
-	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
+	rc.Metrics.deliveries.WithLabelValues(name, res.Outcome).Inc()
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}
@@ -112,7 +112,7 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 	err := rc.Pool.QueryRow(ctx,
 		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`,
 		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
-	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
+	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
 }
 
@@ -145,7 +145,7 @@ func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
 func (rc *receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
-	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
+	rc.Metrics.rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {
 		level = slog.LevelWarn

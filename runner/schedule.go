@@ -56,10 +56,10 @@ func (j *job) Loop(ctx context.Context, m *metrics, log *slog.Logger) {
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			m.ScheduledRuns.WithLabelValues(j.Name, "error").Inc()
+			m.scheduledRuns.WithLabelValues(j.Name, "error").Inc()
 			log.Warn("scheduled job failed", "job", j.Name, "trigger", why, "error", err)
 		default:
-			m.ScheduledRuns.WithLabelValues(j.Name, "ok").Inc()
+			m.scheduledRuns.WithLabelValues(j.Name, "ok").Inc()
 			log.Debug("scheduled job done", "job", j.Name, "trigger", why, "took", time.Since(start))
 		}
 	}

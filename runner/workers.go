@@ -64,7 +64,7 @@ func (w *workerPool) Wake(source string) {
 	w.init()
 	select {
 	case w.wake <- struct{}{}:
-		w.Metrics.Wakeups.WithLabelValues(source).Inc()
+		w.Metrics.wakeups.WithLabelValues(source).Inc()
 	default:
 	}
 }
@@ -107,7 +107,7 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 			return
 		case <-w.wake:
 		case <-poll.C:
-			w.Metrics.Wakeups.WithLabelValues("poll").Inc()
+			w.Metrics.wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
 			batch, err := w.claim(ctx, name)
@@ -165,7 +165,7 @@ func (w *workerPool) claim(ctx context.Context, name string) ([]*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	w.Metrics.Claimed.Add(float64(len(events)))
+	w.Metrics.claimed.Add(float64(len(events)))
 	return events, nil
 }
 
@@ -255,11 +255,11 @@ func (w *workerPool) processInTx(ctx, hctx context.Context, log *slog.Logger, na
 // recordOutcomes counts a committed batch in the metrics: completed events,
 // failures by their new status, and completions refused by the fence.
 func (w *workerPool) recordOutcomes(completed int, failed map[string]int, lost int) {
-	w.Metrics.Completed.Add(float64(completed))
+	w.Metrics.completed.Add(float64(completed))
 	for status, n := range failed {
-		w.Metrics.Failed.WithLabelValues(status).Add(float64(n))
+		w.Metrics.failed.WithLabelValues(status).Add(float64(n))
 	}
-	w.Metrics.LostLeases.Add(float64(lost))
+	w.Metrics.lostLeases.Add(float64(lost))
 }
 
 // leases returns the (id, attempt) pairs that fence a batch's events, as
@@ -341,17 +341,17 @@ func (w *workerPool) processExternal(ctx, hctx context.Context, log *slog.Logger
 			switch {
 			case err != nil:
 			case ok:
-				w.Metrics.Completed.Inc()
+				w.Metrics.completed.Inc()
 			default:
-				w.Metrics.LostLeases.Inc()
+				w.Metrics.lostLeases.Inc()
 			}
 		} else {
 			err = w.Pool.QueryRow(hctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
 			if err == nil && status != nil {
-				w.Metrics.Failed.WithLabelValues(*status).Inc()
+				w.Metrics.failed.WithLabelValues(*status).Inc()
 				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
 			} else if err == nil {
-				w.Metrics.LostLeases.Inc()
+				w.Metrics.lostLeases.Inc()
 			}
 		}
 		if err != nil {
@@ -371,9 +371,9 @@ func (w *workerPool) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err 
 		defer cancel()
 	}
 	defer func() {
-		w.Metrics.HandlerSeconds.Observe(time.Since(start).Seconds())
+		w.Metrics.handlerSeconds.Observe(time.Since(start).Seconds())
 		if r := recover(); r != nil {
-			w.Metrics.HandlerPanics.Inc()
+			w.Metrics.handlerPanics.Inc()
 			w.Log.Error("handler panicked", "event", ev.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("handler panic: %v", r)
 		}
@@ -427,5 +427,5 @@ func (w *workerPool) release(log *slog.Logger, name string, rest []*Event) {
 		log.Warn("release failed; the leases will expire and be rescued", "events", len(rest), "error", err)
 		return
 	}
-	w.Metrics.Released.Add(float64(n))
+	w.Metrics.released.Add(float64(n))
 }
