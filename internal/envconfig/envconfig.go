@@ -44,9 +44,9 @@ type Provider struct {
 // Settings is the environment, parsed. A zero value means the variable was
 // unset: the runner's default applies.
 type Settings struct {
-	DatabaseURL string // DATABASE_URL
-	DataDir     string // PGINBOX_DATA_DIR, default .pginbox
-	LogLevel    slog.Level
+	DatabaseURL string     // DATABASE_URL
+	DataDir     string     // PGINBOX_DATA_DIR, default .pginbox
+	LogLevel    slog.Level // PGINBOX_LOG_LEVEL, default info
 
 	Addr      string     // PGINBOX_ADDR
 	Providers []Provider // PGINBOX_PROVIDERS, in the order listed
@@ -58,14 +58,19 @@ type Settings struct {
 	BatchSize int   // PGINBOX_BATCH
 	MaxBody   int64 // PGINBOX_MAX_BODY
 
+	// The durations of PGINBOX_LEASE, PGINBOX_RECONCILE_EVERY, PGINBOX_CHECKS_EVERY,
+	// PGINBOX_POLL_INTERVAL, PGINBOX_NOTIFY_INTERVAL, PGINBOX_LISTEN_PING,
+	// PGINBOX_SHUTDOWN_TIMEOUT, PGINBOX_HANDLER_TIMEOUT, PGINBOX_KEEP_PAYLOAD,
+	// PGINBOX_KEEP_KEYS, PGINBOX_PRUNE_EVERY and PGINBOX_INGEST_TIMEOUT; a
+	// schedule set to "off" is negative.
 	Lease, ReconcileEvery, ChecksEvery, PollInterval, NotifyInterval, ListenPing time.Duration
 	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
 	IngestTimeout                                                                time.Duration
 
-	PollOnly    bool // PGINBOX_LISTEN=false
-	SkipMigrate bool // PGINBOX_MIGRATE=false
-	ListenURL   string
-	AdminToken  string
+	PollOnly    bool   // PGINBOX_LISTEN=false
+	SkipMigrate bool   // PGINBOX_MIGRATE=false
+	ListenURL   string // PGINBOX_LISTEN_URL
+	AdminToken  string // PGINBOX_ADMIN_TOKEN
 
 	// Endpoint returns a provider's backfill API: PGINBOX_API_URL_<NAME> and
 	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
