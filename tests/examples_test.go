@@ -719,7 +719,7 @@ func TestExampleEmbedRunner(t *testing.T) {
 	// The application's own table (its own migrations would create it).
 	execSQL(t, pool, `CREATE SCHEMA app; CREATE TABLE app.orders_paid (order_id text PRIMARY KEY, amount numeric NOT NULL)`)
 
-	// --- as in runner/example_embed_test.go ---
+	// --- as in runner/example_test.go ---
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
