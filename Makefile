@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 BIN := bin/pginbox
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/pginbox/pginbox/runner/cli.Version=$(VERSION)
+LDFLAGS := -X github.com/pginbox/pginbox/internal/cli.Version=$(VERSION)
 GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb
 WITHPG := $(GO) run ./tests/cmd/withpg --
 TEST_FLAGS ?= -count=1 -timeout 15m
@@ -42,7 +42,7 @@ test-race: postgres ## the tests with the race detector
 	$(WITHPG) $(GO) test -race $(TEST_FLAGS) $(PKGS)
 
 PG_MAJORS ?= 14 15 16 17 18
-MATRIX_PKGS ?= ./tests/ ./runner/cli/
+MATRIX_PKGS ?= ./tests/ ./internal/cli/
 
 .PHONY: test-matrix
 test-matrix: postgres ## the SQL suite once per PostgreSQL major, each on its own cluster (make test-matrix PG_MAJORS="14 18")

@@ -1,6 +1,8 @@
 module github.com/pginbox/pginbox
 
-go 1.26.8
+go 1.26.0
+
+toolchain go1.26.8
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0

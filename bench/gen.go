@@ -2,14 +2,10 @@ package main
 
 import (
 	"container/heap"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // splitmix64 is a bijection on uint64: distinct inputs give distinct,
@@ -52,16 +48,6 @@ func sumePayload(key string) string {
 	b.WriteString(padding)
 	b.WriteString(`"}}}`)
 	return b.String()
-}
-
-// signSume returns Sume's signature headers for body at time at.
-func signSume(secret []byte, body string, at time.Time) (ts, sig string) {
-	ts = strconv.FormatInt(at.Unix(), 10)
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(ts))
-	m.Write([]byte("."))
-	m.Write([]byte(body))
-	return ts, "v1=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // storm maps delivery positions to events for the duplicate storm: every

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/benchhook"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -52,7 +53,7 @@ type processResult struct {
 	Default   processPoint   `json:"default"`
 	Best      processPoint   `json:"best"`
 	// PerEvent is the default point run event by event from Go
-	// (runner.Config.SQLPerEvent: a savepoint, the handler, complete() and
+	// (benchhook.SQLPerEvent: a savepoint, the handler, complete() and
 	// a release per event, one commit per batch), against the default
 	// process_batch() statement per batch.
 	PerEvent   processPoint `json:"default_event_by_event"`
@@ -161,8 +162,11 @@ func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, worke
 	if err != nil {
 		return 0, cpuUse{}, err
 	}
-	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch, SQLPerEvent: perEvent,
-		ReconcileEvery: -1, ChecksEvery: -1, Listen: true, ShutdownTimeout: 10 * time.Second}
+	if perEvent {
+		h = benchhook.SQLPerEvent(h)
+	}
+	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch,
+		ReconcileEvery: -1, ChecksEvery: -1, SkipMigrate: true, ShutdownTimeout: 10 * time.Second}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
 	srv, err := runner.New(ctx, cfg, dbURL, quietLog())

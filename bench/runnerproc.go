@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
+	"github.com/pginbox/pginbox/internal/testsign"
 )
 
 // benchSecret signs the bench's Sume deliveries; forged ones use another.
@@ -170,15 +171,13 @@ func deliverSume(ctx context.Context, client *http.Client, base, key string, for
 		secret = forgedSecret
 	}
 	d := delivery{start: time.Now()}
-	ts, sig := signSume(secret, body, d.start)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/webhooks/sume", strings.NewReader(body))
 	if err != nil {
 		d.err = err
 		return d
 	}
+	req.Header = testsign.Sume(string(secret), body, d.start)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Sume-Timestamp", ts)
-	req.Header.Set("X-Sume-Signature", sig)
 	resp, err := client.Do(req)
 	if err != nil {
 		d.err = err

@@ -50,7 +50,7 @@ type target struct {
 	Margin    string  `json:"margin"`
 }
 
-// summary is bench/out/summary.json: the contract keys first, then
+// summary is bench/out/summary.json: the documented keys first, then
 // everything else.
 type summary struct {
 	Deliveries     int64       `json:"deliveries"`

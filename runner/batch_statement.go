@@ -21,7 +21,7 @@ type batchOutcome struct {
 // timeout, and at most half the lease, so no lease of the batch can expire
 // while the statement holds it (heartbeats would block behind the batch's
 // own row locks until it commits).
-func (w *Workers) batchStatementTimeout() time.Duration {
+func (w *workerPool) batchStatementTimeout() time.Duration {
 	d := w.Lease / 2
 	if w.HandlerTimeout > 0 && w.HandlerTimeout < d {
 		d = w.HandlerTimeout
@@ -36,7 +36,7 @@ func (w *Workers) batchStatementTimeout() time.Duration {
 // go through (it overran batchStatementTimeout, or failed): its work rolled
 // back, and the caller then runs the batch event by event, where one slow
 // or failing event is timed out and failed alone.
-func (w *Workers) processBatchStatement(hctx context.Context, log *slog.Logger, name string, h *SQLHandler, batch []*Event) bool {
+func (w *workerPool) processBatchStatement(hctx context.Context, log *slog.Logger, name string, h *sqlHandler, batch []*Event) bool {
 	ids, attempts := leases(batch)
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()
@@ -52,14 +52,14 @@ func (w *Workers) processBatchStatement(hctx context.Context, log *slog.Logger, 
 		}
 		log.Warn("process_batch did not complete; running the batch event by event", "events", len(batch),
 			"error", fmt.Errorf("process_batch: %w", err), "timed_out", ctx.Err() != nil)
-		w.Metrics.BatchFallbacks.Inc()
+		w.Metrics.batchFallbacks.Inc()
 		return false
 	}
 	lost := len(batch) - len(out) // left out by leased_events: lost before they started
 	failed := map[string]int{}
 	var completed int
 	for _, o := range out {
-		w.Metrics.HandlerSeconds.Observe(o.HandlerMS / 1000)
+		w.Metrics.handlerSeconds.Observe(o.HandlerMS / 1000)
 		switch o.Outcome {
 		case "processed":
 			completed++

@@ -11,9 +11,6 @@ package runner_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,8 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner"
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 var benchNote = strings.Repeat("x", 500)
@@ -38,7 +37,7 @@ const benchIngestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1
 
 // BenchmarkIngestWebhookUnique: every call a new event.
 func BenchmarkIngestWebhookUnique(b *testing.B) {
-	pool := tests.NewPool(b, 64)
+	pool := pgtest.NewPool(b, 64)
 	ctx := context.Background()
 	var n atomic.Int64
 	b.SetParallelism(8)
@@ -62,7 +61,7 @@ func BenchmarkIngestWebhookUnique(b *testing.B) {
 // BenchmarkIngestWebhookDuplicate: every call an identical redelivery of
 // one of 1,000 pending events (Sume redelivers byte-identical bodies).
 func BenchmarkIngestWebhookDuplicate(b *testing.B) {
-	pool := tests.NewPool(b, 64)
+	pool := pgtest.NewPool(b, 64)
 	ctx := context.Background()
 	const events = 1000
 	for i := 0; i < events; i++ {
@@ -93,13 +92,13 @@ func BenchmarkIngestWebhookDuplicate(b *testing.B) {
 // BenchmarkServeSumeDelivery: the receiver end to end, in process (no
 // sockets): signature verification, key extraction, ingest, the 200.
 func BenchmarkServeSumeDelivery(b *testing.B) {
-	conf := tests.NewConfig(b)
-	p, err := runner.NewProvider("sume", []string{"bench-secret"})
+	conf := pgtest.NewConfig(b)
+	p, err := verify.New("sume", []string{"bench-secret"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := runner.Config{
-		Addr: "127.0.0.1:0", Providers: map[string]runner.Provider{"sume": p}, ProviderKinds: map[string]string{"sume": "sume"},
+		Addr: "127.0.0.1:0", Providers: map[string]verify.Provider{"sume": p},
 		ReconcileEvery: -1, ChecksEvery: -1,
 	}
 	srv, err := runner.New(context.Background(), cfg, conf.URL(), slog.New(slog.DiscardHandler))
@@ -116,13 +115,9 @@ func BenchmarkServeSumeDelivery(b *testing.B) {
 		for pb.Next() {
 			key := "job_" + strconv.FormatInt(n.Add(1), 36)
 			body := benchPayload(key)
-			ts := strconv.FormatInt(time.Now().Unix(), 10)
-			m := hmac.New(sha256.New, []byte("bench-secret"))
-			m.Write([]byte(ts + "." + body))
 			req := httptest.NewRequest(http.MethodPost, "/webhooks/sume", strings.NewReader(body))
+			req.Header = testsign.Sume("bench-secret", body, time.Now())
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Sume-Timestamp", ts)
-			req.Header.Set("X-Sume-Signature", "v1="+hex.EncodeToString(m.Sum(nil)))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != http.StatusOK {

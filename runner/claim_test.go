@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // TestClaimCommitsAsynchronouslyOnlyItself: the claim statement turns
@@ -12,7 +12,7 @@ import (
 // connection's next transaction (a batch's completions) is flushed again.
 func TestClaimCommitsAsynchronouslyOnlyItself(t *testing.T) {
 	t.Parallel()
-	pool := tests.NewPool(t, 1)
+	pool := pgtest.NewPool(t, 1)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `SELECT webhooks.ingest_webhook('p', 'e1', 't', '{}')`); err != nil {
 		t.Fatal(err)

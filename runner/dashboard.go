@@ -27,7 +27,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 
 // dashboardData is what the page template renders.
 type dashboardData struct {
-	*Status
+	*statusPage
 	ByFamily   []familyChecks
 	Throughput chart
 	Latency    chart
@@ -37,7 +37,7 @@ type dashboardData struct {
 
 type familyChecks struct {
 	Family string
-	Checks []CheckStatus
+	Checks []checkStatus
 	Bad    int
 }
 
@@ -73,7 +73,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!doctype html><title>pginbox: database unavailable</title><h1>pginbox</h1><p>Database unavailable: %s</p>", template.HTMLEscapeString(err.Error()))
 		return
 	}
-	d := dashboardData{Status: st, CanReplay: s.cfg.AdminToken != "", Flash: r.URL.Query().Get("flash")}
+	d := dashboardData{statusPage: st, CanReplay: s.cfg.AdminToken != "", Flash: r.URL.Query().Get("flash")}
 	for _, f := range familyOrder {
 		fc := familyChecks{Family: f}
 		for _, c := range st.Checks {
@@ -96,7 +96,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func trafficCharts(buckets []TrafficBucket) (chart, chart) {
+func trafficCharts(buckets []trafficBucket) (chart, chart) {
 	tp := chart{W: 600, H: 140}
 	lat := chart{W: 600, H: 140}
 	if len(buckets) == 0 {

@@ -30,36 +30,40 @@ type HandlerFunc func(ctx context.Context, tx pgx.Tx, ev *Event) error
 // Handle calls f(ctx, tx, ev).
 func (f HandlerFunc) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error { return f(ctx, tx, ev) }
 
-// ExternalHandler is implemented by handlers whose effects live outside the
+// externalHandler is implemented by handlers whose effects live outside the
 // database (an HTTP call): the runner then completes each event in its own
 // short transaction right after it succeeded, instead of batching.
-type ExternalHandler interface {
+type externalHandler interface {
 	Handler
 	External() bool
 }
 
-// SQLHandler calls a SQL function taking one webhooks.events argument with
+// sqlHandler calls a SQL function taking one webhooks.events argument with
 // the claimed row, in the transaction that completes the event.
-type SQLHandler struct {
+type sqlHandler struct {
 	// Function is the schema-qualified function name, e.g. "app.on_webhook".
 	Function string
 	query    string
 	// signature is the quoted regprocedure, e.g. "app"."on_webhook"(webhooks.events).
 	signature string
+	// perEvent runs the function event by event from Go (four round trips
+	// per event) instead of in one webhooks.process_batch() statement per
+	// batch; only the bench sets it (see internal/benchhook), to compare the two.
+	perEvent bool
 }
 
-var _ Handler = (*SQLHandler)(nil)
+var _ Handler = (*sqlHandler)(nil)
 
 var sqlFunctionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$`)
 
-// NewSQLHandler validates the function name (schema.function).
-func NewSQLHandler(function string) (*SQLHandler, error) {
+// newSQLHandler validates the function name (schema.function).
+func newSQLHandler(function string) (*sqlHandler, error) {
 	if !sqlFunctionName.MatchString(function) {
 		return nil, fmt.Errorf("handler sql:%s: want sql:<schema>.<function>", function)
 	}
 	schema, name, _ := strings.Cut(function, ".")
 	ident := pgx.Identifier{schema, name}.Sanitize()
-	return &SQLHandler{
+	return &sqlHandler{
 		Function:  function,
 		query:     `SELECT ` + ident + `(e) FROM webhooks.events AS e WHERE e.id = $1`,
 		signature: ident + `(webhooks.events)`,
@@ -67,7 +71,7 @@ func NewSQLHandler(function string) (*SQLHandler, error) {
 }
 
 // Check verifies that the function exists with a webhooks.events argument.
-func (h *SQLHandler) Check(ctx context.Context, q interface {
+func (h *sqlHandler) Check(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) error {
 	sig := h.signature
@@ -82,41 +86,41 @@ func (h *SQLHandler) Check(ctx context.Context, q interface {
 }
 
 // Handle calls the function with the event's row.
-func (h *SQLHandler) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error {
+func (h *sqlHandler) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error {
 	if _, err := tx.Exec(ctx, h.query, ev.ID); err != nil {
 		return fmt.Errorf("sql handler %s: %w", h.Function, err)
 	}
 	return nil
 }
 
-// HTTPHandler POSTs each event as JSON to URL with an Idempotency-Key header
+// httpHandler POSTs each event as JSON to URL with an Idempotency-Key header
 // (the event id). A 2xx completes the event; anything else fails it with the
 // status and the start of the response in last_error. Delivery to the
 // endpoint is at-least-once: it must honour the Idempotency-Key.
-type HTTPHandler struct {
+type httpHandler struct {
 	// URL receives the POSTs.
 	URL string
 	// Client sends them; its Timeout bounds each call.
 	Client *http.Client
 }
 
-var _ ExternalHandler = (*HTTPHandler)(nil)
+var _ externalHandler = (*httpHandler)(nil)
 
 // External reports true: the effects are outside the database.
-func (h *HTTPHandler) External() bool { return true }
+func (h *httpHandler) External() bool { return true }
 
-// HTTPStatusError is a non-2xx answer from the handler endpoint.
-type HTTPStatusError struct {
+// httpStatusError is a non-2xx answer from the handler endpoint.
+type httpStatusError struct {
 	Status int
 	Body   string
 }
 
-func (e *HTTPStatusError) Error() string {
+func (e *httpStatusError) Error() string {
 	return fmt.Sprintf("http handler: %d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
 }
 
 // Handle POSTs the event.
-func (h *HTTPHandler) Handle(ctx context.Context, _ pgx.Tx, ev *Event) error {
+func (h *httpHandler) Handle(ctx context.Context, _ pgx.Tx, ev *Event) error {
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("http handler: encode: %w", err)
@@ -136,7 +140,7 @@ func (h *HTTPHandler) Handle(ctx context.Context, _ pgx.Tx, ev *Event) error {
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &HTTPStatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
+		return &httpStatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
 	}
 	return nil
 }
@@ -148,13 +152,13 @@ func ParseHandler(spec string, httpTimeout time.Duration) (Handler, error) {
 	case spec == "" || spec == "none":
 		return nil, nil
 	case strings.HasPrefix(spec, "sql:"):
-		return NewSQLHandler(strings.TrimPrefix(spec, "sql:"))
+		return newSQLHandler(strings.TrimPrefix(spec, "sql:"))
 	case strings.HasPrefix(spec, "http:"):
 		u := strings.TrimPrefix(spec, "http:")
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return nil, fmt.Errorf("handler %q: want http:<http(s)://url>", spec)
 		}
-		return &HTTPHandler{URL: u, Client: &http.Client{Timeout: httpTimeout}}, nil
+		return &httpHandler{URL: u, Client: &http.Client{Timeout: httpTimeout}}, nil
 	default:
 		return nil, fmt.Errorf("handler %q: want none, sql:<schema.function> or http:<url>", spec)
 	}

@@ -18,35 +18,30 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 200 when the database is reachable and migrated to at
 // least the migrations this binary embeds, 503 otherwise.
-func readyz(pool *pgxpool.Pool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := CheckSchema(ctx, pool); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+		return
 	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// SchemaError says the database is reachable but not (fully) migrated.
-type SchemaError struct{ Have, Want int64 }
+// schemaError says the database is reachable but not (fully) migrated.
+type schemaError struct{ Have, Want int64 }
 
-func (e *SchemaError) Error() string {
+// Error says how far the schema is and what to run.
+func (e *schemaError) Error() string {
 	if e.Have == 0 {
 		return "schema webhooks is not migrated (run pginbox migrate)"
 	}
 	return "schema webhooks is at version " + strconv.FormatInt(e.Have, 10) + ", this binary needs " + strconv.FormatInt(e.Want, 10) + " (run pginbox migrate)"
 }
 
-// CheckSchema verifies the database answers and carries every migration this
-// binary embeds.
-func CheckSchema(ctx context.Context, pool *pgxpool.Pool) error {
-	want, err := latestVersion()
-	if err != nil {
-		return err
-	}
+// checkSchema verifies the database answers and carries every migration up
+// to version want.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, want int64) error {
 	var exists bool
 	if err := pool.QueryRow(ctx, `SELECT to_regclass('webhooks.goose_db_version') IS NOT NULL`).Scan(&exists); err != nil {
 		return err
@@ -59,11 +54,12 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 	}
 	if have < want {
-		return &SchemaError{Have: have, Want: want}
+		return &schemaError{Have: have, Want: want}
 	}
 	return nil
 }
 
+// latestVersion returns the version of the newest embedded migration.
 func latestVersion() (int64, error) {
 	names, err := pginbox.MigrationFiles()
 	if err != nil {

@@ -18,16 +18,16 @@ import (
 // pingChannel carries the listener's own liveness pings.
 const pingChannel = "webhooks_ping"
 
-// Listener LISTENs on a direct connection (pgxlisten) and calls a function
+// listener LISTENs on a direct connection (pgxlisten) and calls a function
 // per channel on each notification and after each (re)connect, when work may
 // have piled up unseen. Handlers only signal; they never block the listener.
 //
 // pgxlisten has no heartbeat, so a half-open connection would hang silently:
-// every PingEvery the Listener sends itself a NOTIFY through the pool and,
+// every PingEvery the listener sends itself a NOTIFY through the pool and,
 // when it does not come back within PingTimeout, drops the connection and
 // reconnects. Workers also poll, so a dead listener delays work by at most
 // the poll interval and loses nothing.
-type Listener struct {
+type listener struct {
 	// URL is the direct connection string (not through a transaction pooler).
 	URL string
 	// Channels maps channel names to what to do on a notification.
@@ -40,7 +40,7 @@ type Listener struct {
 	PingEvery time.Duration
 	// PingTimeout is how long a ping may take to come back. Default 5s.
 	PingTimeout time.Duration
-	Metrics     *Metrics
+	Metrics     *metrics
 	Log         *slog.Logger
 
 	mu      sync.Mutex
@@ -48,7 +48,7 @@ type Listener struct {
 }
 
 // Run listens until ctx ends.
-func (l *Listener) Run(ctx context.Context) {
+func (l *listener) Run(ctx context.Context) {
 	if l.ReconnectDelay == 0 {
 		l.ReconnectDelay = time.Second
 	}
@@ -75,7 +75,7 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 }
 
-func (l *Listener) listenOnce(ctx context.Context) {
+func (l *listener) listenOnce(ctx context.Context) {
 	pl := &pgxlisten.Listener{
 		Connect: func(ctx context.Context) (*pgx.Conn, error) {
 			cfg, err := pgx.ParseConfig(l.URL)
@@ -96,11 +96,10 @@ func (l *Listener) listenOnce(ctx context.Context) {
 	}
 	first := true
 	for channel, fn := range l.Channels {
-		fn := fn
 		h := &listenHandler{fn: fn}
 		if first {
 			// One channel counts the connection.
-			h.onConnect = l.Metrics.ListenerConnects.Inc
+			h.onConnect = l.Metrics.listenerConnects.Inc
 			first = false
 		}
 		pl.Handle(channel, h)
@@ -119,7 +118,7 @@ func (l *Listener) listenOnce(ctx context.Context) {
 
 // watch pings the listener through the pool; a ping that does not come back
 // in time cancels the listen context so Run reconnects.
-func (l *Listener) watch(ctx context.Context, cancel context.CancelFunc) {
+func (l *listener) watch(ctx context.Context, cancel context.CancelFunc) {
 	if l.PingEvery < 0 || l.Pool == nil {
 		<-ctx.Done()
 		return
@@ -158,7 +157,7 @@ func (l *Listener) watch(ctx context.Context, cancel context.CancelFunc) {
 	}
 }
 
-func (l *Listener) forget(token string) {
+func (l *listener) forget(token string) {
 	l.mu.Lock()
 	delete(l.waiting, token)
 	l.mu.Unlock()

@@ -9,71 +9,71 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Metrics are the runner's Prometheus metrics, all prefixed pginbox_.
-type Metrics struct {
-	Registry *prometheus.Registry
+// metrics are the runner's Prometheus metrics, all prefixed pginbox_.
+type metrics struct {
+	registry *prometheus.Registry
 
-	Deliveries       *prometheus.CounterVec   // provider, outcome
-	Rejections       *prometheus.CounterVec   // provider, reason
-	RequestSeconds   *prometheus.HistogramVec // provider
-	IngestSeconds    prometheus.Histogram
-	Claimed          prometheus.Counter
-	Completed        prometheus.Counter
-	Failed           *prometheus.CounterVec // status: pending|dead
-	LostLeases       prometheus.Counter
-	Released         prometheus.Counter
-	HandlerSeconds   prometheus.Histogram
-	HandlerPanics    prometheus.Counter
-	BatchFallbacks   prometheus.Counter
-	ListenerConnects prometheus.Counter
-	Wakeups          *prometheus.CounterVec // source: local|notify|poll|backlog
-	Notifies         prometheus.Counter
-	ScheduledRuns    *prometheus.CounterVec // job, result
-	Pruned           *prometheus.CounterVec // kind: payload|event
-	Backfill         *prometheus.CounterVec // outcome
+	deliveries       *prometheus.CounterVec   // provider, outcome
+	rejections       *prometheus.CounterVec   // provider, reason
+	requestSeconds   *prometheus.HistogramVec // provider
+	ingestSeconds    prometheus.Histogram
+	claimed          prometheus.Counter
+	completed        prometheus.Counter
+	failed           *prometheus.CounterVec // status: pending|dead
+	lostLeases       prometheus.Counter
+	released         prometheus.Counter
+	handlerSeconds   prometheus.Histogram
+	handlerPanics    prometheus.Counter
+	batchFallbacks   prometheus.Counter
+	listenerConnects prometheus.Counter
+	wakeups          *prometheus.CounterVec // source: local|notify|poll|backlog
+	notifies         prometheus.Counter
+	scheduledRuns    *prometheus.CounterVec // job, result
+	pruned           *prometheus.CounterVec // kind: payload|event
+	backfill         *prometheus.CounterVec // outcome
 }
 
-// NewMetrics registers the runner's metrics, the Go and process collectors,
+// newMetrics registers the runner's metrics, the Go and process collectors,
 // and a queue-depth gauge read from the database at scrape time.
-func NewMetrics(pool *pgxpool.Pool) *Metrics {
+func newMetrics(pool *pgxpool.Pool) *metrics {
 	r := prometheus.NewRegistry()
-	m := &Metrics{
-		Registry: r,
-		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+	m := &metrics{
+		registry: r,
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pginbox_deliveries_total", Help: "Verified deliveries stored, by provider and outcome (created, updated, duplicate).",
 		}, []string{"provider", "outcome"}),
-		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pginbox_rejections_total", Help: "Deliveries answered with a non-2xx status, by provider and reason; none wrote a row.",
 		}, []string{"provider", "reason"}),
-		RequestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "pginbox_request_duration_seconds", Help: "Time to answer POST /webhooks/{provider}.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"provider"}),
-		IngestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+		ingestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "pginbox_ingest_duration_seconds", Help: "Time of the webhooks.ingest_webhook() call.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}),
-		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
-		Completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
-		Failed:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_events_failed_total", Help: "Handler failures, by the event's new status (pending: retried later, dead)."}, []string{"status"}),
-		LostLeases: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_lost_leases_total", Help: "Completions refused because the lease was lost; the handler's writes rolled back."}),
-		Released:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_released_total", Help: "Claimed events handed back unstarted (shutdown)."}),
-		HandlerSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+		claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
+		completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
+		failed:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_events_failed_total", Help: "Handler failures, by the event's new status (pending: retried later, dead)."}, []string{"status"}),
+		lostLeases: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_lost_leases_total", Help: "Completions refused because the lease was lost; the handler's writes rolled back."}),
+		released:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_released_total", Help: "Claimed events handed back unstarted (shutdown)."}),
+		handlerSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "pginbox_handler_duration_seconds", Help: "Time a handler took for one event.",
 			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
 		}),
-		HandlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
-		BatchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batches whose process_batch statement overran or failed and were re-run event by event."}),
-		ListenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
-		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
-		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
-		ScheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
-		Backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
-		Pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
+		handlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
+		batchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batches whose process_batch statement overran or failed and were re-run event by event."}),
+		listenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
+		wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
+		notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
+		scheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
+		backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
+		pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
-	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
-		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
-		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill,
+	r.MustRegister(m.deliveries, m.rejections, m.requestSeconds, m.ingestSeconds, m.claimed, m.completed,
+		m.failed, m.lostLeases, m.released, m.handlerSeconds, m.handlerPanics, m.batchFallbacks, m.listenerConnects, m.wakeups,
+		m.notifies, m.scheduledRuns, m.pruned, m.backfill,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})
@@ -143,7 +143,7 @@ func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := c.pool.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
 	if err != nil {
-		return // an older schema without checks: nothing to export
+		return // the database is unreachable: nothing to export this scrape
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -8,25 +8,25 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Notifier coalesces wake-ups for other runners: however many deliveries are
+// notifier coalesces wake-ups for other runners: however many deliveries are
 // stored, it sends at most one NOTIFY webhooks_events per Interval, after the
 // deliveries committed and in a statement of its own, so ingest transactions
 // never take NOTIFY's server-wide commit lock.
-type Notifier struct {
+type notifier struct {
 	Pool     *pgxpool.Pool
 	Interval time.Duration
-	Metrics  *Metrics
+	Metrics  *metrics
 	Log      *slog.Logger
 	pending  chan struct{}
 }
 
-// NewNotifier returns a Notifier; call Run to start it.
-func NewNotifier(pool *pgxpool.Pool, interval time.Duration, m *Metrics, log *slog.Logger) *Notifier {
-	return &Notifier{Pool: pool, Interval: interval, Metrics: m, Log: log, pending: make(chan struct{}, 1)}
+// newNotifier returns a notifier; call Run to start it.
+func newNotifier(pool *pgxpool.Pool, interval time.Duration, m *metrics, log *slog.Logger) *notifier {
+	return &notifier{Pool: pool, Interval: interval, Metrics: m, Log: log, pending: make(chan struct{}, 1)}
 }
 
 // Signal asks for a NOTIFY soon. It never blocks.
-func (n *Notifier) Signal() {
+func (n *notifier) Signal() {
 	select {
 	case n.pending <- struct{}{}:
 	default:
@@ -34,7 +34,7 @@ func (n *Notifier) Signal() {
 }
 
 // Run sends the coalesced notifications until ctx ends.
-func (n *Notifier) Run(ctx context.Context) {
+func (n *notifier) Run(ctx context.Context) {
 	var last time.Time
 	for {
 		select {
@@ -59,6 +59,6 @@ func (n *Notifier) Run(ctx context.Context) {
 			}
 			continue
 		}
-		n.Metrics.Notifies.Inc()
+		n.Metrics.notifies.Inc()
 	}
 }

@@ -13,25 +13,27 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
-// IngestResult is the answer to a stored delivery.
-type IngestResult struct {
+// ingestResult is the answer to a stored delivery.
+type ingestResult struct {
 	EventID int64  `json:"event_id"`
 	Outcome string `json:"outcome"`
 }
 
-// Receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
+// receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
 // the signature over those exact bytes, extracts the idempotency key and
 // stores the delivery with webhooks.ingest_webhook(). It answers 2xx only
 // once the row is committed.
-type Receiver struct {
+type receiver struct {
 	Pool      *pgxpool.Pool
-	Providers map[string]Provider
+	Providers map[string]verify.Provider
 	MaxBody   int64
 	// Timeout bounds the ingest call (503 past it).
 	Timeout time.Duration
-	Metrics *Metrics
+	Metrics *metrics
 	Log     *slog.Logger
 	// OnStored is called after a created or updated delivery committed
 	// (wakes workers, schedules a coalesced NOTIFY). Optional.
@@ -41,7 +43,7 @@ type Receiver struct {
 }
 
 // ServeHTTP handles one delivery.
-func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := r.PathValue("provider")
 	p, ok := rc.Providers[name]
@@ -50,7 +52,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, "unknown", http.StatusNotFound, "unknown provider")
 		return
 	}
-	defer func() { rc.Metrics.RequestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+	defer func() { rc.Metrics.requestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		rc.reject(w, r, name, http.StatusUnsupportedMediaType, "content type not json")
@@ -95,22 +97,22 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
 		return
 	}
-	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
+	rc.Metrics.deliveries.WithLabelValues(name, res.Outcome).Inc()
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (rc *Receiver) ingest(ctx context.Context, provider string, d Delivery) (IngestResult, error) {
+func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
-	var res IngestResult
+	var res ingestResult
 	err := rc.Pool.QueryRow(ctx,
 		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`,
 		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
-	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
+	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
 }
 
@@ -131,8 +133,8 @@ func permanent(err error) bool {
 	return false
 }
 
-func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
-	var rej *RejectError
+func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
+	var rej *verify.RejectError
 	if errors.As(err, &rej) {
 		rc.reject(w, r, provider, rej.Status, rej.Reason)
 		return
@@ -142,8 +144,8 @@ func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
-func (rc *Receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
-	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
+func (rc *receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
+	rc.Metrics.rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {
 		level = slog.LevelWarn

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Job is work the runner repeats on a schedule and on demand.
-type Job struct {
+// job is work the runner repeats on a schedule and on demand.
+type job struct {
 	// Name labels logs and metrics.
 	Name string
 	// Every is the period; zero or negative runs the job only when triggered.
@@ -18,15 +18,15 @@ type Job struct {
 	trigger chan string
 }
 
-// NewJob returns a job ready for [Job.Trigger] and [Job.Loop].
-func NewJob(name string, every time.Duration, run func(ctx context.Context, trigger string) error) *Job {
-	return &Job{Name: name, Every: every, Run: run, trigger: make(chan string, 1)}
+// newJob returns a job ready for [job.Trigger] and [job.Loop].
+func newJob(name string, every time.Duration, run func(ctx context.Context, trigger string) error) *job {
+	return &job{Name: name, Every: every, Run: run, trigger: make(chan string, 1)}
 }
 
 // Trigger asks for a pass now. A trigger that arrives while a pass is
 // running queues at most one more pass after it: passes never overlap, and a
 // burst of signals costs one extra pass.
-func (j *Job) Trigger(why string) {
+func (j *job) Trigger(why string) {
 	select {
 	case j.trigger <- why:
 	default:
@@ -35,7 +35,7 @@ func (j *Job) Trigger(why string) {
 
 // Loop runs the job until ctx ends: every Every (the first time after one
 // period) and whenever triggered.
-func (j *Job) Loop(ctx context.Context, m *Metrics, log *slog.Logger) {
+func (j *job) Loop(ctx context.Context, m *metrics, log *slog.Logger) {
 	var tick <-chan time.Time
 	if j.Every > 0 {
 		t := time.NewTicker(j.Every)
@@ -56,10 +56,10 @@ func (j *Job) Loop(ctx context.Context, m *Metrics, log *slog.Logger) {
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			m.ScheduledRuns.WithLabelValues(j.Name, "error").Inc()
+			m.scheduledRuns.WithLabelValues(j.Name, "error").Inc()
 			log.Warn("scheduled job failed", "job", j.Name, "trigger", why, "error", err)
 		default:
-			m.ScheduledRuns.WithLabelValues(j.Name, "ok").Inc()
+			m.scheduledRuns.WithLabelValues(j.Name, "ok").Inc()
 			log.Debug("scheduled job done", "job", j.Name, "trigger", why, "took", time.Since(start))
 		}
 	}

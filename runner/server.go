@@ -28,27 +28,39 @@ type Server struct {
 	log     *slog.Logger
 	ingest  *pgxpool.Pool // the HTTP path: never starved by workers
 	work    *pgxpool.Pool // workers, schedules, pings
-	metrics *Metrics
+	metrics *metrics
 
-	workers  *Workers
-	notifier *Notifier
-	jobs     map[string]*Job
+	workers  *workerPool
+	notifier *notifier
+	jobs     map[string]*job
 	mux      *http.ServeMux
+
+	// schemaVersion is the newest migration this binary embeds: /readyz
+	// wants the database at least there.
+	schemaVersion int64
 
 	listenerMu sync.Mutex
 	addr       net.Addr
 	ready      chan struct{}
 }
 
-// New connects to databaseURL, migrates it when cfg.Migrate is set, checks
-// the handler and builds the server. Close releases it if Run is not called.
+// New validates cfg, connects to databaseURL, applies the pending
+// migrations (unless cfg.SkipMigrate), checks the handler and builds the
+// server. A nil log logs JSON to stderr. Close releases the server if Run is
+// not called.
 func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	s := &Server{cfg: cfg, url: databaseURL, log: log, jobs: map[string]*Job{}, ready: make(chan struct{})}
+	s := &Server{cfg: cfg, url: databaseURL, log: log, jobs: map[string]*job{}, ready: make(chan struct{})}
 	var err error
+	if s.schemaVersion, err = latestVersion(); err != nil {
+		return nil, err
+	}
 	// The ingest path answers 2xx only for durable rows: whatever the
 	// server's default, its commits wait for the WAL flush.
 	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, "synchronous_commit", "on"); err != nil {
@@ -58,7 +70,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.ingest.Close()
 		return nil, err
 	}
-	if cfg.Migrate {
+	if !cfg.SkipMigrate {
 		db := stdlib.OpenDBFromPool(s.work)
 		err := pginbox.Migrate(ctx, db)
 		db.Close()
@@ -67,21 +79,20 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			return nil, err
 		}
 	}
-	if h, ok := cfg.Handler.(*SQLHandler); ok {
+	if h, ok := cfg.Handler.(*sqlHandler); ok {
 		if err := h.Check(ctx, s.work); err != nil {
 			s.Close()
 			return nil, err
 		}
 	}
-	s.metrics = NewMetrics(s.work)
-	s.notifier = NewNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
+	s.metrics = newMetrics(s.work)
+	s.notifier = newNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
 	if cfg.Handler != nil {
 		host, _ := os.Hostname()
-		s.workers = &Workers{
+		s.workers = &workerPool{
 			Pool: s.work, Handler: cfg.Handler, N: cfg.Workers, BatchSize: cfg.BatchSize, Lease: cfg.Lease,
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
-			SQLPerEvent: cfg.SQLPerEvent,
-			Name:        fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
+			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
 			Log: log.With("component", "workers"),
 		}
 	}
@@ -116,14 +127,14 @@ func newPool(ctx context.Context, url, app string, maxConns int32, params ...str
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	rc := &Receiver{
+	rc := &receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
 		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)
-	mux.Handle("GET /readyz", readyz(s.work))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	s.statusRoutes(mux)
 	return mux
 }
@@ -137,11 +148,10 @@ func (s *Server) stored() {
 	s.notifier.Signal()
 }
 
-// Handler returns the HTTP handler (for tests and embedding).
+// Handler returns the server's HTTP handler (POST /webhooks/{provider},
+// /healthz, /readyz, /metrics and the status page), for mounting in another
+// server instead of calling Run.
 func (s *Server) Handler() http.Handler { return s.mux }
-
-// Pool returns the server's worker pool (for embedding).
-func (s *Server) Pool() *pgxpool.Pool { return s.work }
 
 // Addr returns the address the server listens on once Run has started.
 func (s *Server) Addr() net.Addr {
@@ -151,8 +161,8 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// TriggerJob runs a scheduled job now (see [Job.Trigger]); false if unknown.
-func (s *Server) TriggerJob(name, why string) bool {
+// triggerJob runs a scheduled job now (see [job.Trigger]); false if unknown.
+func (s *Server) triggerJob(name, why string) bool {
 	j, ok := s.jobs[name]
 	if ok {
 		j.Trigger(why)
@@ -187,15 +197,14 @@ func (s *Server) Run(ctx context.Context) error {
 		spawn(s.workers.Run)
 	}
 	for _, j := range s.jobs {
-		j := j
 		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics, s.log.With("component", "schedule")) })
 	}
-	if s.cfg.Listen {
+	if !s.cfg.PollOnly {
 		url := s.cfg.ListenURL
 		if url == "" {
 			url = s.url
 		}
-		l := &Listener{
+		l := &listener{
 			URL: url, Pool: s.work, Metrics: s.metrics, Log: s.log.With("component", "listener"),
 			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
@@ -206,7 +215,7 @@ func (s *Server) Run(ctx context.Context) error {
 				},
 				"webhooks_reconcile": func(src string) {
 					if src == "notify" {
-						s.TriggerJob("reconcile", "notify")
+						s.triggerJob("reconcile", "notify")
 					}
 				},
 			},
@@ -225,7 +234,7 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "providers", len(s.cfg.Providers),
-		"workers", s.workersN(), "listen", s.cfg.Listen)
+		"workers", s.workersN(), "listen", !s.cfg.PollOnly)
 
 	select {
 	case err = <-errc:

@@ -7,28 +7,29 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/internal/backfill"
 )
 
-// Status is the JSON of GET /api/status and the data of the status page.
-// Sections the schema cannot provide (an older migration) are left empty and
-// named in Errors.
-type Status struct {
+// statusPage is the JSON of GET /api/status and the data of the status page.
+// A section whose query fails is left empty and named in Errors.
+type statusPage struct {
 	Time          time.Time        `json:"time"`
 	Queue         map[string]int64 `json:"queue"`
 	OldestPending float64          `json:"oldest_pending_seconds"`
-	Checks        []CheckStatus    `json:"checks"`
+	Checks        []checkStatus    `json:"checks"`
 	Breaches      int              `json:"breaches"`
 	Families      []string         `json:"families"`
-	Traffic       []TrafficBucket  `json:"traffic"`
-	Gaps          []GapRow         `json:"gaps"`
-	Tombstones    []TombstoneRow   `json:"tombstones"`
-	Dead          []DeadEvent      `json:"dead"`
-	LastReconcile *ReconcileRun    `json:"last_reconcile"`
+	Traffic       []trafficBucket  `json:"traffic"`
+	Gaps          []backfill.Gap   `json:"gaps"`
+	Tombstones    []tombstoneRow   `json:"tombstones"`
+	Dead          []deadEvent      `json:"dead"`
+	LastReconcile *reconcileRun    `json:"last_reconcile"`
 	Errors        []string         `json:"errors,omitempty"`
 }
 
-// CheckStatus is one anomaly check with its latest result.
-type CheckStatus struct {
+// checkStatus is one anomaly check with its latest result.
+type checkStatus struct {
 	Name        string     `json:"name"`
 	Family      string     `json:"family"`
 	Description string     `json:"description"`
@@ -41,8 +42,8 @@ type CheckStatus struct {
 	Error       *string    `json:"error"`
 }
 
-// TrafficBucket is one 5-minute bucket of the last hour, all providers.
-type TrafficBucket struct {
+// trafficBucket is one 5-minute bucket of the last hour, all providers.
+type trafficBucket struct {
 	Bucket    time.Time `json:"bucket"`
 	Received  int64     `json:"received"`
 	Processed int64     `json:"processed"`
@@ -51,24 +52,16 @@ type TrafficBucket struct {
 	WaitP99   *float64  `json:"wait_p99_s"`
 }
 
-// GapRow is an expected event past its deadline.
-type GapRow struct {
-	Provider   string    `json:"provider"`
-	ExternalID string    `json:"external_id"`
-	StatusURL  *string   `json:"status_url"`
-	Deadline   time.Time `json:"deadline"`
-}
-
-// TombstoneRow is an id known never to arrive.
-type TombstoneRow struct {
+// tombstoneRow is an id known never to arrive.
+type tombstoneRow struct {
 	Provider   string    `json:"provider"`
 	ExternalID string    `json:"external_id"`
 	Reason     string    `json:"reason"`
 	CreatedAt  time.Time `json:"created_at"`
 }
 
-// DeadEvent is an event that used all its attempts.
-type DeadEvent struct {
+// deadEvent is an event that used all its attempts.
+type deadEvent struct {
 	ID         int64     `json:"id"`
 	Provider   string    `json:"provider"`
 	ExternalID string    `json:"external_id"`
@@ -78,8 +71,8 @@ type DeadEvent struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-// ReconcileRun is the latest reconciliation pass.
-type ReconcileRun struct {
+// reconcileRun is the latest reconciliation pass.
+type reconcileRun struct {
 	StartedAt time.Time `json:"started_at"`
 	CountsRaw any       `json:"counts"`
 }
@@ -93,9 +86,9 @@ func (s *Server) statusRoutes(mux *http.ServeMux) {
 }
 
 // status gathers everything the page shows; each section is one short query.
-func (s *Server) status(ctx context.Context) (*Status, error) {
-	st := &Status{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
-		Checks: []CheckStatus{}, Traffic: []TrafficBucket{}, Gaps: []GapRow{}, Tombstones: []TombstoneRow{}, Dead: []DeadEvent{}}
+func (s *Server) status(ctx context.Context) (*statusPage, error) {
+	st := &statusPage{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
+		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{}}
 	q, err := readQueue(ctx, s.work)
 	if err != nil {
 		return nil, err // the database is unreachable: the whole status is
@@ -120,12 +113,12 @@ func (s *Server) status(ctx context.Context) (*Status, error) {
 		SELECT bucket, sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint, max(wait_p50_s)::float8, max(wait_p99_s)::float8
 		FROM webhooks.traffic_5m WHERE bucket >= now() - interval '1 hour'
 		GROUP BY bucket ORDER BY bucket`))
-	section("gaps", collect(ctx, s, &st.Gaps, `SELECT provider, external_id, status_url, deadline FROM webhooks.find_gaps() ORDER BY deadline LIMIT 50`))
+	section("gaps", collect(ctx, s, &st.Gaps, `SELECT provider, external_id, coalesce(status_url, ''), deadline FROM webhooks.find_gaps() ORDER BY deadline LIMIT 50`))
 	section("tombstones", collect(ctx, s, &st.Tombstones, `SELECT provider, external_id, reason, created_at FROM webhooks.tombstones ORDER BY created_at DESC LIMIT 20`))
 	section("dead", collect(ctx, s, &st.Dead, `
 		SELECT id, provider, external_id, event_type, attempts, coalesce(last_error, ''), updated_at
 		FROM webhooks.events WHERE status = 'dead' ORDER BY updated_at DESC LIMIT 50`))
-	var run ReconcileRun
+	var run reconcileRun
 	err = s.work.QueryRow(ctx, `SELECT started_at, counts FROM webhooks.reconcile_runs ORDER BY id DESC LIMIT 1`).Scan(&run.StartedAt, &run.CountsRaw)
 	if err == nil {
 		st.LastReconcile = &run

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Workers claims events with webhooks.claim() and runs a Handler on each.
+// workerPool claims events with webhooks.claim() and runs a Handler on each.
 //
 // A database handler (sql:, or a Go Handler) runs a whole claimed batch in
 // one transaction with a savepoint per event: each event's writes and its
@@ -23,9 +23,9 @@ import (
 // exactly-once effects at batch speed. A sql: handler does all of that in
 // one statement, webhooks.process_batch() (one round trip per batch), and
 // falls back to the event-by-event transaction when that statement overruns
-// or fails. An ExternalHandler (http:) runs each event outside any
+// or fails. An externalHandler (http:) runs each event outside any
 // transaction and completes it right after it succeeded.
-type Workers struct {
+type workerPool struct {
 	Pool    *pgxpool.Pool
 	Handler Handler
 	// N is the number of worker goroutines; BatchSize how many events each
@@ -45,30 +45,26 @@ type Workers struct {
 	// one that ignores its context is rescued and run elsewhere once the
 	// lease expires — and its own completion is then refused.
 	HandlerTimeout time.Duration
-	// SQLPerEvent runs a sql: handler event by event from Go (four round
-	// trips per event) instead of one webhooks.process_batch() statement
-	// per batch; the bench compares the two.
-	SQLPerEvent bool
 	// Name prefixes the worker names (locked_by).
 	Name    string
-	Metrics *Metrics
+	Metrics *metrics
 	Log     *slog.Logger
 
 	wake chan struct{}
 	once sync.Once
 }
 
-func (w *Workers) init() {
+func (w *workerPool) init() {
 	w.once.Do(func() { w.wake = make(chan struct{}, 1) })
 }
 
 // Wake tells an idle worker to look for work now. It never blocks; many
 // wake-ups coalesce.
-func (w *Workers) Wake(source string) {
+func (w *workerPool) Wake(source string) {
 	w.init()
 	select {
 	case w.wake <- struct{}{}:
-		w.Metrics.Wakeups.WithLabelValues(source).Inc()
+		w.Metrics.wakeups.WithLabelValues(source).Inc()
 	default:
 	}
 }
@@ -76,7 +72,7 @@ func (w *Workers) Wake(source string) {
 // Run starts the workers and returns when all have stopped: after ctx ends
 // they stop claiming, finish (within ShutdownTimeout) the event in hand and
 // release the rest of their batch.
-func (w *Workers) Run(ctx context.Context) {
+func (w *workerPool) Run(ctx context.Context) {
 	w.init()
 	// Handlers get a context that outlives ctx by ShutdownTimeout.
 	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -100,7 +96,7 @@ func (w *Workers) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (w *Workers) loop(ctx, hctx context.Context, name string) {
+func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 	log := w.Log.With("worker", name)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
@@ -111,7 +107,7 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			return
 		case <-w.wake:
 		case <-poll.C:
-			w.Metrics.Wakeups.WithLabelValues("poll").Inc()
+			w.Metrics.wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
 			batch, err := w.claim(ctx, name)
@@ -121,7 +117,10 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 				}
 				backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
 				log.Warn("claim failed; retrying", "error", err, "in", backoff)
-				sleep(ctx, backoff)
+				select {
+				case <-ctx.Done():
+				case <-time.After(backoff):
+				}
 				continue
 			}
 			backoff = 0
@@ -140,13 +139,6 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
 // claimSQL claims a batch in a transaction of its own (one statement) that
 // commits without waiting for its WAL flush (set_config(..., true) is local
 // to the statement's own transaction). That is safe: a claim lost in a
@@ -157,7 +149,7 @@ const claimSQL = `SELECT ` + claimColumns + ` FROM webhooks.claim($1, $2, $3::in
 	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY run_after, id`
 
 // claim takes a batch.
-func (w *Workers) claim(ctx context.Context, name string) ([]*Event, error) {
+func (w *workerPool) claim(ctx context.Context, name string) ([]*Event, error) {
 	rows, err := w.Pool.Query(ctx, claimSQL, name, w.BatchSize, w.Lease.String())
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -173,7 +165,7 @@ func (w *Workers) claim(ctx context.Context, name string) ([]*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	w.Metrics.Claimed.Add(float64(len(events)))
+	w.Metrics.claimed.Add(float64(len(events)))
 	return events, nil
 }
 
@@ -189,8 +181,8 @@ func (st *batchState) start(i int) {
 }
 
 // process runs one claimed batch, heartbeating the unfinished events.
-func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event) {
-	if h, ok := w.Handler.(*SQLHandler); ok && !w.SQLPerEvent && ctx.Err() == nil {
+func (w *workerPool) process(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event) {
+	if h, ok := w.Handler.(*sqlHandler); ok && !h.perEvent && ctx.Err() == nil {
 		if w.processBatchStatement(hctx, log, name, h, batch) {
 			return
 		}
@@ -203,7 +195,7 @@ func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name stri
 		w.heartbeat(hbCtx, log, name, batch, st)
 	}()
 	var done int
-	if ext, ok := w.Handler.(ExternalHandler); ok && ext.External() {
+	if ext, ok := w.Handler.(externalHandler); ok && ext.External() {
 		done = w.processExternal(ctx, hctx, log, name, batch, st)
 	} else {
 		done = w.processInTx(ctx, hctx, log, name, batch, st)
@@ -217,7 +209,7 @@ func (w *Workers) process(ctx, hctx context.Context, log *slog.Logger, name stri
 
 // processInTx runs the batch in one transaction, a savepoint per event. It
 // returns how many events it dealt with (the rest are released).
-func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
+func (w *workerPool) processInTx(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
 	tx, err := w.Pool.Begin(hctx)
 	if err != nil {
 		log.Warn("begin failed; the batch's leases will expire and be rescued", "error", err)
@@ -262,12 +254,12 @@ func (w *Workers) processInTx(ctx, hctx context.Context, log *slog.Logger, name 
 
 // recordOutcomes counts a committed batch in the metrics: completed events,
 // failures by their new status, and completions refused by the fence.
-func (w *Workers) recordOutcomes(completed int, failed map[string]int, lost int) {
-	w.Metrics.Completed.Add(float64(completed))
+func (w *workerPool) recordOutcomes(completed int, failed map[string]int, lost int) {
+	w.Metrics.completed.Add(float64(completed))
 	for status, n := range failed {
-		w.Metrics.Failed.WithLabelValues(status).Add(float64(n))
+		w.Metrics.failed.WithLabelValues(status).Add(float64(n))
 	}
-	w.Metrics.LostLeases.Add(float64(lost))
+	w.Metrics.lostLeases.Add(float64(lost))
 }
 
 // leases returns the (id, attempt) pairs that fence a batch's events, as
@@ -285,7 +277,7 @@ func leases(events []*Event) (ids []int64, attempts []int32) {
 var errLeaseLost = errors.New("lease lost")
 
 // runOne runs the handler and complete() inside a savepoint of tx.
-func (w *Workers) runOne(ctx context.Context, tx pgx.Tx, ev *Event, name string) error {
+func (w *workerPool) runOne(ctx context.Context, tx pgx.Tx, ev *Event, name string) error {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
@@ -331,7 +323,7 @@ func failInTx(ctx context.Context, tx pgx.Tx, ev *Event, name string, cause erro
 
 // processExternal runs each event outside a transaction (its effects are
 // not in the database) and completes or fails it right away.
-func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
+func (w *workerPool) processExternal(ctx, hctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) int {
 	for i, ev := range batch {
 		if ctx.Err() != nil {
 			return i
@@ -349,17 +341,17 @@ func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, n
 			switch {
 			case err != nil:
 			case ok:
-				w.Metrics.Completed.Inc()
+				w.Metrics.completed.Inc()
 			default:
-				w.Metrics.LostLeases.Inc()
+				w.Metrics.lostLeases.Inc()
 			}
 		} else {
 			err = w.Pool.QueryRow(hctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
 			if err == nil && status != nil {
-				w.Metrics.Failed.WithLabelValues(*status).Inc()
+				w.Metrics.failed.WithLabelValues(*status).Inc()
 				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
 			} else if err == nil {
-				w.Metrics.LostLeases.Inc()
+				w.Metrics.lostLeases.Inc()
 			}
 		}
 		if err != nil {
@@ -371,7 +363,7 @@ func (w *Workers) processExternal(ctx, hctx context.Context, log *slog.Logger, n
 
 // safeHandle runs the handler under HandlerTimeout, turning a panic into
 // an error.
-func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err error) {
+func (w *workerPool) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err error) {
 	start := time.Now()
 	if w.HandlerTimeout > 0 {
 		var cancel context.CancelFunc
@@ -379,9 +371,9 @@ func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err err
 		defer cancel()
 	}
 	defer func() {
-		w.Metrics.HandlerSeconds.Observe(time.Since(start).Seconds())
+		w.Metrics.handlerSeconds.Observe(time.Since(start).Seconds())
 		if r := recover(); r != nil {
-			w.Metrics.HandlerPanics.Inc()
+			w.Metrics.handlerPanics.Inc()
 			w.Log.Error("handler panicked", "event", ev.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("handler panic: %v", r)
 		}
@@ -392,7 +384,7 @@ func (w *Workers) safeHandle(ctx context.Context, tx pgx.Tx, ev *Event) (err err
 // heartbeat extends the leases of the batch's unfinished events every
 // Lease/3 until ctx ends, and stops for good once the current handler has
 // overrun HandlerTimeout: a hung handler must not hold its batch forever.
-func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) {
+func (w *workerPool) heartbeat(ctx context.Context, log *slog.Logger, name string, batch []*Event, st *batchState) {
 	t := time.NewTicker(w.Lease / 3)
 	defer t.Stop()
 	for {
@@ -423,7 +415,7 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 }
 
 // release hands unstarted events back for others to run now.
-func (w *Workers) release(log *slog.Logger, name string, rest []*Event) {
+func (w *workerPool) release(log *slog.Logger, name string, rest []*Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ids, attempts := leases(rest)
@@ -435,5 +427,5 @@ func (w *Workers) release(log *slog.Logger, name string, rest []*Event) {
 		log.Warn("release failed; the leases will expire and be rescued", "events", len(rest), "error", err)
 		return
 	}
-	w.Metrics.Released.Add(float64(n))
+	w.Metrics.released.Add(float64(n))
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestEveryFunctionHasAComment: COMMENT ON FUNCTION is part of the contract.
+// TestEveryFunctionHasAComment: every function carries a COMMENT ON
+// FUNCTION (psql's \df+ shows it to whoever looks a function up).
 func TestEveryFunctionHasAComment(t *testing.T) {
 	t.Parallel()
 	pool := NewPool(t, 1)
@@ -33,7 +34,7 @@ func TestEveryFunctionHasAComment(t *testing.T) {
 	}
 }
 
-// TestContractSignatures: the functions and tables the contract names exist
+// TestContractSignatures: the functions and tables the SQL API documents exist
 // with the argument types it fixes.
 func TestContractSignatures(t *testing.T) {
 	t.Parallel()

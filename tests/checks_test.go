@@ -16,60 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// checkResult is one row of webhooks.run_checks().
-type checkResult struct {
-	Name   string
-	Family string
-	Value  *float64
-	MinOK  *float64
-	MaxOK  *float64
-	OK     bool
-}
-
-func (r checkResult) String() string {
-	v := "NULL"
-	if r.Value != nil {
-		v = fmt.Sprint(*r.Value)
-	}
-	return fmt.Sprintf("%s=%s [%s, %s]", r.Name, v, bound(r.MinOK), bound(r.MaxOK))
-}
-
-func bound(b *float64) string {
-	if b == nil {
-		return "-"
-	}
-	return fmt.Sprint(*b)
-}
-
-// runChecks calls webhooks.run_checks() in a transaction of its own.
-func runChecks(t testing.TB, pool *pgxpool.Pool) []checkResult {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), `
-		SELECT name, family, value::float8, min_ok::float8, max_ok::float8, ok
-		FROM webhooks.run_checks()`)
-	if err != nil {
-		t.Fatalf("run_checks: %v", err)
-	}
-	res, err := pgx.CollectRows(rows, pgx.RowToStructByPos[checkResult])
-	if err != nil {
-		t.Fatalf("run_checks: %v", err)
-	}
-	return res
-}
-
-// breaches lists the checks that are not ok, sorted, with their values.
-func breaches(res []checkResult) (names []string, detail string) {
-	var parts []string
-	for _, r := range res {
-		if !r.OK {
-			names = append(names, r.Name)
-			parts = append(parts, r.String())
-		}
-	}
-	slices.Sort(names)
-	return names, strings.Join(parts, "; ")
-}
-
 func resultOf(res []checkResult, name string) (checkResult, bool) {
 	for _, r := range res {
 		if r.Name == name {
@@ -79,98 +25,10 @@ func resultOf(res []checkResult, name string) (checkResult, bool) {
 	return checkResult{}, false
 }
 
-func refreshViews(t testing.TB, pool *pgxpool.Pool) {
-	t.Helper()
-	execSQL(t, pool, `SELECT webhooks.refresh_views()`)
-}
-
-// processAll claims and completes every claimable event, in batches, the way
-// a worker does (claim in one transaction, complete in another).
-func processAll(t testing.TB, pool *pgxpool.Pool, worker string) int {
-	t.Helper()
-	total := 0
-	for {
-		batch := claim(t, pool, worker, 500, "5 minutes")
-		if len(batch) == 0 {
-			return total
-		}
-		ids := make([]int64, len(batch))
-		attempts := make([]int32, len(batch))
-		for i, c := range batch {
-			ids[i], attempts[i] = c.ID, c.Attempts
-		}
-		if n := queryInt(t, pool, `
-			SELECT count(*) FILTER (WHERE webhooks.complete(c.id, $1, c.attempt))
-			FROM unnest($2::bigint[], $3::int[]) AS c(id, attempt)`, worker, ids, attempts); n != int64(len(batch)) {
-			t.Fatalf("completed %d of %d claimed events", n, len(batch))
-		}
-		total += len(batch)
-	}
-}
-
-// ingestMany ingests n events provider/prefix-1..n of eventType in one
-// statement; payload is a SQL expression over g (the sequence number).
-func ingestMany(t testing.TB, pool *pgxpool.Pool, provider, prefix, eventType string, n int, payload, source string) {
-	t.Helper()
-	if payload == "" {
-		payload = `jsonb_build_object('id', $2::text || g)`
-	}
-	if source == "" {
-		source = "webhook"
-	}
-	got := queryInt(t, pool, `
-		SELECT count(*) FROM generate_series(1, $4::int) AS g,
-		LATERAL webhooks.ingest_webhook($1, $2::text || g, $3, `+payload+`, $5) AS i
-		WHERE i.outcome = 'created'`, provider, prefix, eventType, n, source)
-	if got != int64(n) {
-		t.Fatalf("ingested %d of %d events %s/%s*", got, n, provider, prefix)
-	}
-}
-
-// traffic ingests n events and processes them all.
-func traffic(t testing.TB, pool *pgxpool.Pool, provider, prefix string, n int) {
-	t.Helper()
-	ingestMany(t, pool, provider, prefix, "thing.happened", n, "", "")
-	processAll(t, pool, "w-"+provider)
-}
-
-// backdate moves the receipt, claim and completion of the events matching
-// where back by ago, keeping their latencies.
-func backdate(t testing.TB, pool *pgxpool.Pool, ago, where string) {
-	t.Helper()
-	execSQL(t, pool, `
-		UPDATE webhooks.events
-		SET received_at  = received_at - $1::interval,
-		    run_after    = run_after - $1::interval,
-		    claimed_at   = claimed_at - $1::interval,
-		    processed_at = processed_at - $1::interval,
-		    updated_at   = updated_at - $1::interval
-		WHERE `+where, ago)
-}
-
-// reconcilePass records a reconciliation pass the way reconcile() does, so
-// the cases below do not trip reconcile_age_seconds unless they mean to.
-func reconcilePass(t testing.TB, pool *pgxpool.Pool) {
-	t.Helper()
-	execSQL(t, pool, `INSERT INTO webhooks.reconcile_runs (finished_at, trigger) VALUES (now(), 'test')`)
-}
-
 // setMaxOK tunes a threshold with the plain UPDATE the docs describe.
 func setMaxOK(t testing.TB, pool *pgxpool.Pool, name string, maxOK float64) {
 	t.Helper()
 	execSQL(t, pool, `UPDATE webhooks.checks SET max_ok = $2 WHERE name = $1`, name, maxOK)
-}
-
-// holdConn opens a connection of its own (closed when t ends) on the
-// database behind pool.
-func holdConn(t testing.TB, pool *pgxpool.Pool) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
 }
 
 // holdSnapshot opens a REPEATABLE READ transaction that keeps its snapshot

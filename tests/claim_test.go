@@ -91,7 +91,7 @@ func TestClaimConcurrentWorkers(t *testing.T) {
 	}
 }
 
-// claimBatch claims in a transaction of its own, as the contract asks.
+// claimBatch claims in a transaction of its own, as claim()'s documentation asks.
 func claimBatch(ctx context.Context, pool *pgxpool.Pool, worker string, max int) ([]claimed, error) {
 	rows, err := pool.Query(ctx, `SELECT id, attempts FROM webhooks.claim($1, $2)`, worker, max)
 	if err != nil {
@@ -102,25 +102,4 @@ func claimBatch(ctx context.Context, pool *pgxpool.Pool, worker string, max int)
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	return out, nil
-}
-
-// completeWithWrite is a handler: it writes to public.handled and completes
-// the event in the same transaction, rolling back when the lease was lost.
-func completeWithWrite(ctx context.Context, pool *pgxpool.Pool, c claimed, worker string) (bool, error) {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `INSERT INTO public.handled (event_id, worker) VALUES ($1, $2)`, c.ID, worker); err != nil {
-		return false, fmt.Errorf("handler write: %w", err)
-	}
-	var ok bool
-	if err := tx.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, c.ID, worker, c.Attempts).Scan(&ok); err != nil {
-		return false, fmt.Errorf("complete: %w", err)
-	}
-	if !ok {
-		return false, nil // lease lost: the handler's write rolls back
-	}
-	return true, tx.Commit(ctx)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // examplesDir is examples/ at the root of the module (tests run in tests/).
@@ -278,7 +279,7 @@ func startNodeReceiver(t *testing.T, node, databaseURL, secrets string) string {
 }
 
 // TestExampleNodeReceiver: the Node.js receiver verifies Sume signatures on
-// the raw body, keys deliveries like the contract says, and stores them with
+// the raw body, keys deliveries as the provider table documents, and stores them with
 // ingest_webhook(); rejected deliveries write nothing.
 func TestExampleNodeReceiver(t *testing.T) {
 	t.Parallel()
@@ -707,7 +708,7 @@ func TestExamplePsqlWalkthrough(t *testing.T) {
 	check()
 }
 
-// TestExampleEmbedRunner is the runnable twin of runner.Example_embed:
+// TestExampleEmbedRunner goes further than runner.Example:
 // an application embeds the runner with its own runner.Handler, whose writes
 // commit with the event's completion; a handler error fails the event and
 // rolls its writes back.
@@ -718,7 +719,7 @@ func TestExampleEmbedRunner(t *testing.T) {
 	// The application's own table (its own migrations would create it).
 	execSQL(t, pool, `CREATE SCHEMA app; CREATE TABLE app.orders_paid (order_id text PRIMARY KEY, amount numeric NOT NULL)`)
 
-	// --- as in runner/example_embed_test.go ---
+	// --- as in runner/example_test.go ---
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -738,19 +739,16 @@ func TestExampleEmbedRunner(t *testing.T) {
 		_, err := tx.Exec(ctx, `INSERT INTO app.orders_paid (order_id, amount) VALUES ($1, $2)`, p.OrderID, p.Amount)
 		return err
 	})
-	sume, err := runner.NewProvider("sume", []string{"sume-secret"})
+	sume, err := verify.New("sume", []string{"sume-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:           "127.0.0.1:0",
-		Providers:      map[string]runner.Provider{"sume": sume},
-		ProviderKinds:  map[string]string{"sume": "sume"},
+		Providers:      map[string]verify.Provider{"sume": sume},
 		Handler:        handler,
 		Workers:        2,
-		Migrate:        true, // the webhooks schema comes with the app
-		Listen:         true,
 		ReconcileEvery: -1, // the schedules are not needed here
 		ChecksEvery:    -1,
 	}, databaseURL, logger)

@@ -24,7 +24,7 @@ func TestHalfOpenListener(t *testing.T) {
 	listenURL.Host = proxy.Addr()
 	h, seen := recordingHandler()
 	srv := startServer(t, conf.URL(), runner.Config{
-		Handler: h, Workers: 2, PollInterval: 500 * time.Millisecond, Listen: true,
+		Handler: h, Workers: 2, PollInterval: 500 * time.Millisecond,
 		ListenURL: listenURL.String(), ListenPing: 500 * time.Millisecond,
 	}, sumeOnly)
 	connects := func() int {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // TestKillRunnerMidLoad: `pginbox serve` with the sql: handler is killed

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,9 +42,9 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 	execSQL(t, pool, sideTableSQL)
 	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
 	srv := startServer(t, url, runner.Config{
-		Migrate: true, Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
+		Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
 		ReconcileEvery: 500 * time.Millisecond, PollInterval: 200 * time.Millisecond,
-		IngestTimeout: 2 * time.Second, ListenPing: time.Second, Listen: true,
+		IngestTimeout: 2 * time.Second, ListenPing: time.Second,
 	}, sumeOnly)
 
 	var acked sync.Map
@@ -152,21 +150,4 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 	if connects < 2 {
 		t.Fatalf("listener connects %d: it did not reconnect", connects)
 	}
-}
-
-// metricValue reads one unlabelled counter from /metrics.
-func metricValue(t *testing.T, base, name string) int64 {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)`).FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return v
 }

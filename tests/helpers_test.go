@@ -1,15 +1,53 @@
 package tests
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/localpg"
+	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/testsign"
+	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
+)
+
+// The harness lives in internal/pgtest (nothing outside the module may
+// import what it pulls in); these names let the integration tests call it
+// unqualified.
+var (
+	Server       = pgtest.Server
+	StartCluster = pgtest.StartCluster
+	NewConfig    = pgtest.NewConfig
+	NewDB        = pgtest.NewDB
+	NewPool      = pgtest.NewPool
+	PoolFor      = pgtest.PoolFor
+	SuperuserURL = pgtest.SuperuserURL
 )
 
 // ingest calls webhooks.ingest_webhook and returns its row.
@@ -91,3 +129,722 @@ func stringsReader(s string) io.Reader { return strings.NewReader(s) }
 
 // nowFunc is time.Now, named for tests that sign deliveries.
 var nowFunc = time.Now
+
+// noticeConnURL opens a connection to url that collects the notices the
+// server sends it, runs the setup statements on it, and closes it when the
+// test ends. The function returned gives the notices received so far.
+func noticeConnURL(t testing.TB, url string, setup ...string) (*pgx.Conn, func() []string) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var notices []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		notices = append(notices, n.Message)
+		mu.Unlock()
+	}
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	for _, s := range setup {
+		if _, err := conn.Exec(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return conn, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(notices)
+	}
+}
+
+const sumeSecret = "sume-test-secret"
+
+var sumeOnly = map[string][2]string{"sume": {"sume", sumeSecret}}
+
+// metricValue reads one unlabelled counter from /metrics.
+func metricValue(t *testing.T, base, name string) int64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)`).FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return v
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// roleConn creates a login role (through the server's superuser: the test
+// database's owner may not create roles), lets grant (run as the owner) give
+// it its rights, and returns a connection as that role.
+func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	u, _ := url.Parse(ownerURL)
+	db := strings.TrimPrefix(u.Path, "/")
+	super, err := pgx.Connect(ctx, SuperuserURL(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(ctx)
+	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, pgx.Identifier{role}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, SuperuserURL(t, db))
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
+		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, pgx.Identifier{role}.Sanitize()))
+	})
+	if grant != "" {
+		owner, err := pgx.Connect(ctx, ownerURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer owner.Close(ctx)
+		if _, err := owner.Exec(ctx, `SELECT webhooks.`+grant+`($1)`, role); err != nil {
+			t.Fatalf("%s(%s): %v", grant, role, err)
+		}
+	}
+	u.User = url.UserPassword(role, "pw")
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func reconcile(t testing.TB, pool *pgxpool.Pool) reconcileResult {
+	t.Helper()
+	r, _ := reconcileOn(t, pool, `webhooks.reconcile()`)
+	if r.Skipped {
+		t.Fatalf("reconcile() skipped with no other pass running")
+	}
+	return r
+}
+
+// completeWithWrite is a handler: it writes to public.handled and completes
+// the event in the same transaction, rolling back when the lease was lost.
+func completeWithWrite(ctx context.Context, pool *pgxpool.Pool, c claimed, worker string) (bool, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `INSERT INTO public.handled (event_id, worker) VALUES ($1, $2)`, c.ID, worker); err != nil {
+		return false, fmt.Errorf("handler write: %w", err)
+	}
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, c.ID, worker, c.Attempts).Scan(&ok); err != nil {
+		return false, fmt.Errorf("complete: %w", err)
+	}
+	if !ok {
+		return false, nil // lease lost: the handler's write rolls back
+	}
+	return true, tx.Commit(ctx)
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const sideTableSQL = `
+	CREATE SCHEMA app;
+	CREATE TABLE app.seen (event_id bigint NOT NULL, external_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+	CREATE FUNCTION app.on_webhook(e webhooks.events) RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+	    IF e.payload ? 'sleep' THEN
+	        PERFORM pg_sleep((e.payload->>'sleep')::float8);
+	    END IF;
+	    INSERT INTO app.seen (event_id, external_id) VALUES (e.id, e.external_id);
+	END $$;`
+
+// TestServeSQLHandler: deliveries over HTTP are processed by the sql:
+// handler exactly once each.
+func TestServeSQLHandler(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 4)
+	execSQL(t, pool, sideTableSQL)
+	h, err := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 4, BatchSize: 16}, sumeOnly)
+	client := &http.Client{Timeout: 10 * time.Second}
+	const n = 300
+	for i := 0; i < n; i++ {
+		body := sampleBody("sume", fmt.Sprintf("job_%d", i))
+		for rep := 0; rep < 2; rep++ { // every event delivered twice
+			if status, out := post(t, client, srv.Base+"/webhooks/sume", signSume(sumeSecret, body, time.Now()), []byte(body)); status != 200 {
+				t.Fatalf("delivery %d: %d %v", i, status, out)
+			}
+		}
+	}
+	waitFor(t, 30*time.Second, "every event processed", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`) == n
+	})
+	if got := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.seen GROUP BY event_id HAVING count(*) = 1) x`); got != n {
+		t.Fatalf("events handled exactly once: %d of %d (side table %d rows)", got, n, queryInt(t, pool, `SELECT count(*) FROM app.seen`))
+	}
+	if got := queryInt(t, pool, `SELECT count(*) FROM app.seen`); got != n {
+		t.Fatalf("side table rows %d, want %d", got, n)
+	}
+}
+
+// recordingHandler records the external ids it handled.
+func recordingHandler() (runner.Handler, func(string) bool) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	h := runner.HandlerFunc(func(_ context.Context, _ pgx.Tx, ev *runner.Event) error {
+		mu.Lock()
+		seen[ev.ExternalID]++
+		mu.Unlock()
+		return nil
+	})
+	return h, func(k string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[k] > 0
+	}
+}
+
+// runnerProc is a `pginbox serve` subprocess.
+type runnerProc struct {
+	cmd  *exec.Cmd
+	Base string
+	done chan struct{}
+	mu   sync.Mutex
+	log  []string
+}
+
+// startRunner starts `pginbox serve` with env on a free port and waits until
+// /readyz answers 200.
+func startRunner(t *testing.T, env map[string]string) *runnerProc {
+	t.Helper()
+	addr := env["PGINBOX_ADDR"]
+	if addr == "" {
+		port, err := localpg.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	cmd := exec.Command(pginboxBinary(t), "serve")
+	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &runnerProc{cmd: cmd, Base: "http://" + addr, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log = append(p.log, sc.Text())
+			p.mu.Unlock()
+		}
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.Kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.Base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("pginbox serve exited early:\n%s", p.Logs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pginbox serve not ready after 30s:\n%s", p.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Logs returns what the process wrote to stderr.
+func (p *runnerProc) Logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.log, "\n")
+}
+
+// Kill sends SIGKILL and waits for the process to go.
+func (p *runnerProc) Kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Terminate sends SIGTERM and waits up to timeout for a graceful exit.
+func (p *runnerProc) Terminate(timeout time.Duration) error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+			return fmt.Errorf("exit code %d", code)
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("still running after %v", timeout)
+	}
+}
+
+// checkResult is one row of webhooks.run_checks().
+type checkResult struct {
+	Name   string
+	Family string
+	Value  *float64
+	MinOK  *float64
+	MaxOK  *float64
+	OK     bool
+}
+
+func (r checkResult) String() string {
+	v := "NULL"
+	if r.Value != nil {
+		v = fmt.Sprint(*r.Value)
+	}
+	return fmt.Sprintf("%s=%s [%s, %s]", r.Name, v, bound(r.MinOK), bound(r.MaxOK))
+}
+
+func bound(b *float64) string {
+	if b == nil {
+		return "-"
+	}
+	return fmt.Sprint(*b)
+}
+
+// runChecks calls webhooks.run_checks() in a transaction of its own.
+func runChecks(t testing.TB, pool *pgxpool.Pool) []checkResult {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT name, family, value::float8, min_ok::float8, max_ok::float8, ok
+		FROM webhooks.run_checks()`)
+	if err != nil {
+		t.Fatalf("run_checks: %v", err)
+	}
+	res, err := pgx.CollectRows(rows, pgx.RowToStructByPos[checkResult])
+	if err != nil {
+		t.Fatalf("run_checks: %v", err)
+	}
+	return res
+}
+
+// breaches lists the checks that are not ok, sorted, with their values.
+func breaches(res []checkResult) (names []string, detail string) {
+	var parts []string
+	for _, r := range res {
+		if !r.OK {
+			names = append(names, r.Name)
+			parts = append(parts, r.String())
+		}
+	}
+	slices.Sort(names)
+	return names, strings.Join(parts, "; ")
+}
+
+func refreshViews(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	execSQL(t, pool, `SELECT webhooks.refresh_views()`)
+}
+
+// processAll claims and completes every claimable event, in batches, the way
+// a worker does (claim in one transaction, complete in another).
+func processAll(t testing.TB, pool *pgxpool.Pool, worker string) int {
+	t.Helper()
+	total := 0
+	for {
+		batch := claim(t, pool, worker, 500, "5 minutes")
+		if len(batch) == 0 {
+			return total
+		}
+		ids := make([]int64, len(batch))
+		attempts := make([]int32, len(batch))
+		for i, c := range batch {
+			ids[i], attempts[i] = c.ID, c.Attempts
+		}
+		if n := queryInt(t, pool, `
+			SELECT count(*) FILTER (WHERE webhooks.complete(c.id, $1, c.attempt))
+			FROM unnest($2::bigint[], $3::int[]) AS c(id, attempt)`, worker, ids, attempts); n != int64(len(batch)) {
+			t.Fatalf("completed %d of %d claimed events", n, len(batch))
+		}
+		total += len(batch)
+	}
+}
+
+// ingestMany ingests n events provider/prefix-1..n of eventType in one
+// statement; payload is a SQL expression over g (the sequence number).
+func ingestMany(t testing.TB, pool *pgxpool.Pool, provider, prefix, eventType string, n int, payload, source string) {
+	t.Helper()
+	if payload == "" {
+		payload = `jsonb_build_object('id', $2::text || g)`
+	}
+	if source == "" {
+		source = "webhook"
+	}
+	got := queryInt(t, pool, `
+		SELECT count(*) FROM generate_series(1, $4::int) AS g,
+		LATERAL webhooks.ingest_webhook($1, $2::text || g, $3, `+payload+`, $5) AS i
+		WHERE i.outcome = 'created'`, provider, prefix, eventType, n, source)
+	if got != int64(n) {
+		t.Fatalf("ingested %d of %d events %s/%s*", got, n, provider, prefix)
+	}
+}
+
+// traffic ingests n events and processes them all.
+func traffic(t testing.TB, pool *pgxpool.Pool, provider, prefix string, n int) {
+	t.Helper()
+	ingestMany(t, pool, provider, prefix, "thing.happened", n, "", "")
+	processAll(t, pool, "w-"+provider)
+}
+
+// backdate moves the receipt, claim and completion of the events matching
+// where back by ago, keeping their latencies.
+func backdate(t testing.TB, pool *pgxpool.Pool, ago, where string) {
+	t.Helper()
+	execSQL(t, pool, `
+		UPDATE webhooks.events
+		SET received_at  = received_at - $1::interval,
+		    run_after    = run_after - $1::interval,
+		    claimed_at   = claimed_at - $1::interval,
+		    processed_at = processed_at - $1::interval,
+		    updated_at   = updated_at - $1::interval
+		WHERE `+where, ago)
+}
+
+// reconcilePass records a reconciliation pass the way reconcile() does, so
+// the cases below do not trip reconcile_age_seconds unless they mean to.
+func reconcilePass(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	execSQL(t, pool, `INSERT INTO webhooks.reconcile_runs (finished_at, trigger) VALUES (now(), 'test')`)
+}
+
+// holdConn opens a connection of its own (closed when t ends) on the
+// database behind pool.
+func holdConn(t testing.TB, pool *pgxpool.Pool) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// tcpProxy forwards loopback connections to a target. Freeze makes every
+// connection open at that moment stop forwarding in both directions without
+// closing (a half-open link); later connections work normally.
+type tcpProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []*proxied
+	frozen atomic.Int32
+}
+
+type proxied struct {
+	frozen atomic.Bool
+	a, b   net.Conn
+}
+
+func startProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: target}
+	t.Cleanup(p.Close)
+	go p.accept()
+	return p
+}
+
+func (p *tcpProxy) Addr() string { return p.ln.Addr().String() }
+
+func (p *tcpProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		pc := &proxied{a: c, b: up}
+		p.mu.Lock()
+		p.conns = append(p.conns, pc)
+		p.mu.Unlock()
+		go pc.pipe(c, up)
+		go pc.pipe(up, c)
+	}
+}
+
+// pipe copies until an error; while frozen it reads nothing (the kernel
+// buffers fill, the peer sees silence, nobody sees a close).
+func (pc *proxied) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		for pc.frozen.Load() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = src.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := src.Read(buf)
+		if n > 0 && !pc.frozen.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			if err != io.EOF {
+				return
+			}
+			return
+		}
+	}
+}
+
+// Freeze half-opens every connection open now and returns how many.
+func (p *tcpProxy) Freeze() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.frozen.Store(true)
+	}
+	return len(p.conns)
+}
+
+// Close stops the proxy and drops every connection.
+func (p *tcpProxy) Close() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.a.Close()
+		c.b.Close()
+	}
+}
+
+// testServer is a pginbox runner serving on a loopback port.
+type testServer struct {
+	Srv    *runner.Server
+	Base   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startServer runs runner.New + Run against dbURL until the test ends.
+// Providers: name=kind with secrets; the schedules are off unless set.
+func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[string][2]string) *testServer {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = -1
+	}
+	if cfg.ChecksEvery == 0 {
+		cfg.ChecksEvery = -1
+	}
+	if cfg.Providers == nil {
+		cfg.Providers = map[string]verify.Provider{}
+	}
+	for name, ks := range providers {
+		p, err := verify.New(ks[0], strings.Split(ks[1], ","))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Providers[name] = p
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := runner.New(context.Background(), cfg, dbURL, log)
+	if err != nil {
+		t.Fatalf("runner.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &testServer{Srv: srv, cancel: cancel, done: make(chan error, 1)}
+	go func() { ts.done <- srv.Run(ctx) }()
+	ts.Base = "http://" + srv.Addr().String()
+	t.Cleanup(func() { ts.Stop(t) })
+	return ts
+}
+
+// Stop shuts the server down gracefully (idempotent).
+func (s *testServer) Stop(t *testing.T) {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("server: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Error("server did not shut down within 60s")
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// post sends a delivery and returns the status and decoded JSON body.
+func post(t *testing.T, client *http.Client, url string, h http.Header, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if _, ok := req.Header["Content-Type"]; !ok {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("POST %s: %d with a body that is not JSON: %q", url, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// signSume builds Sume's headers from its published recipe.
+var signSume = testsign.Sume
+
+// signer signs body with secret at a time for one provider kind and key.
+type signer func(secret, body, key string, at time.Time) http.Header
+
+// signers sign a delivery of each kind, with the headers carrying its key and
+// event type.
+var signers = map[string]signer{
+	"sume":   func(secret, body, _ string, at time.Time) http.Header { return testsign.Sume(secret, body, at) },
+	"stripe": func(secret, body, _ string, at time.Time) http.Header { return testsign.Stripe(secret, body, at) },
+	"github": func(secret, body, key string, _ time.Time) http.Header {
+		h := testsign.GitHub(secret, body)
+		h.Set("X-Github-Delivery", key)
+		h.Set("X-Github-Event", "issues")
+		return h
+	},
+	"standardwebhooks": func(secret, body, key string, at time.Time) http.Header {
+		return testsign.StandardWebhooks(secret, key, body, at)
+	},
+	"shopify": func(secret, body, key string, _ time.Time) http.Header {
+		h := testsign.Shopify(secret, body)
+		h.Set("X-Shopify-Event-Id", key)
+		h.Set("X-Shopify-Topic", "orders/create")
+		return h
+	},
+}
+
+// sampleBody is a delivery of each kind whose idempotency key is key.
+func sampleBody(kind, key string) string {
+	switch kind {
+	case "sume":
+		return fmt.Sprintf(`{"job_id": %q, "event": "job.completed", "status": "COMPLETED"}`, key)
+	case "stripe":
+		return fmt.Sprintf(`{"id": %q, "type": "invoice.paid", "object": "event"}`, key)
+	case "github":
+		return `{"action": "opened", "issue": {"number": 1}}`
+	case "standardwebhooks":
+		return `{"type": "user.created", "data": {"id": 1}}`
+	default:
+		return `{"id": 1, "total": "10.00"}`
+	}
+}
+
+// secretsFor are two valid secrets per kind (rotation).
+var secretsFor = map[string][2]string{
+	"sume":             {"sume-secret-old", "sume-secret-new"},
+	"stripe":           {"whsec_stripe_old", "whsec_stripe_new"},
+	"github":           {"gh-old", "gh-new"},
+	"standardwebhooks": {"whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-old-key")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-new-key"))},
+	"shopify":          {"shpss_old", "shpss_new"},
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// pginboxBinary builds bin/pginbox once per test binary.
+func pginboxBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pginbox-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "pginbox")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/pginbox/pginbox/runner/cmd/pginbox").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}

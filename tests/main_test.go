@@ -1,5 +1,9 @@
 package tests
 
-import "testing"
+import (
+	"testing"
 
-func TestMain(m *testing.M) { Main(m) }
+	"github.com/pginbox/pginbox/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -14,7 +14,7 @@ import (
 	"github.com/peterldowns/pgtestdb"
 
 	"github.com/pginbox/pginbox"
-	"github.com/pginbox/pginbox/runner/localpg"
+	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // emptyDB returns a fresh database with nothing migrated.

@@ -2,57 +2,11 @@ package tests
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// roleConn creates a login role (through the server's superuser: the test
-// database's owner may not create roles), lets grant (run as the owner) give
-// it its rights, and returns a connection as that role.
-func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
-	t.Helper()
-	ctx := context.Background()
-	u, _ := url.Parse(ownerURL)
-	db := strings.TrimPrefix(u.Path, "/")
-	super, err := pgx.Connect(ctx, SuperuserURL(t, db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer super.Close(ctx)
-	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, pgx.Identifier{role}.Sanitize())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, SuperuserURL(t, db))
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
-		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, pgx.Identifier{role}.Sanitize()))
-	})
-	if grant != "" {
-		owner, err := pgx.Connect(ctx, ownerURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer owner.Close(ctx)
-		if _, err := owner.Exec(ctx, `SELECT webhooks.`+grant+`($1)`, role); err != nil {
-			t.Fatalf("%s(%s): %v", grant, role, err)
-		}
-	}
-	u.User = url.UserPassword(role, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
 
 // TestLeastPrivilege: each grant set can do its job and gets permission
 // denied for everything else it must not do.

@@ -50,15 +50,6 @@ func reconcileOn(t testing.TB, q interface {
 	return r, m
 }
 
-func reconcile(t testing.TB, pool *pgxpool.Pool) reconcileResult {
-	t.Helper()
-	r, _ := reconcileOn(t, pool, `webhooks.reconcile()`)
-	if r.Skipped {
-		t.Fatalf("reconcile() skipped with no other pass running")
-	}
-	return r
-}
-
 // TestReconcileSkippedWhileLockHeld: while one transaction holds the pass's
 // advisory lock (a pass not yet committed, or anyone holding the documented
 // key), reconcile() on another connection returns exactly {"skipped": true}

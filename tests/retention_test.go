@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -23,7 +24,7 @@ func TestRetentionRedeliveryStillDuplicate(t *testing.T) {
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, processed_at, received_at)
 		VALUES ('sume', 'ancient', 'job.completed', '{}', 'processed', now() - interval '500 days', now() - interval '500 days')`)
 
-	rep, err := runner.Prune(context.Background(), pool, 30*24*time.Hour, 400*24*time.Hour)
+	rep, err := retention.Prune(context.Background(), pool, 30*24*time.Hour, 400*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

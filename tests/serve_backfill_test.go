@@ -35,15 +35,19 @@ func TestServeBackfillsAfterScheduledReconcile(t *testing.T) {
 		}
 	}))
 	defer api.Close()
-	env := map[string]string{"PGINBOX_API_URL_SUME": api.URL, "PGINBOX_API_KEY_SUME": "sume-api-key"}
-	apis, err := runner.StatusAPIsFromEnv(func(k string) string { return env[k] }, map[string]string{"sume": "sume"}, nil)
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": sumeSecret,
+		"PGINBOX_API_URL_SUME": api.URL, "PGINBOX_API_KEY_SUME": "sume-api-key",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.ReconcileEvery = 300 * time.Millisecond
 	for _, id := range []string{"job_done", "job_running", "job_unknown"} {
 		execSQL(t, pool, `SELECT webhooks.expect('sume', $1, now() - interval '1 minute')`, id)
 	}
-	startServer(t, conf.URL(), runner.Config{ReconcileEvery: 300 * time.Millisecond, StatusAPIs: apis}, sumeOnly)
+	startServer(t, conf.URL(), cfg, nil)
 	waitFor(t, 20*time.Second, "the backfill to settle every gap", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.find_gaps()`) == 0
 	})

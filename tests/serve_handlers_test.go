@@ -17,62 +17,6 @@ import (
 	"github.com/pginbox/pginbox/runner"
 )
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-const sideTableSQL = `
-	CREATE SCHEMA app;
-	CREATE TABLE app.seen (event_id bigint NOT NULL, external_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-	CREATE FUNCTION app.on_webhook(e webhooks.events) RETURNS void LANGUAGE plpgsql AS $$
-	BEGIN
-	    IF e.payload ? 'sleep' THEN
-	        PERFORM pg_sleep((e.payload->>'sleep')::float8);
-	    END IF;
-	    INSERT INTO app.seen (event_id, external_id) VALUES (e.id, e.external_id);
-	END $$;`
-
-// TestServeSQLHandler: deliveries over HTTP are processed by the sql:
-// handler exactly once each.
-func TestServeSQLHandler(t *testing.T) {
-	t.Parallel()
-	conf := NewConfig(t)
-	pool := PoolFor(t, conf.URL(), 4)
-	execSQL(t, pool, sideTableSQL)
-	h, err := runner.ParseHandler("sql:app.on_webhook", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 4, BatchSize: 16}, sumeOnly)
-	client := &http.Client{Timeout: 10 * time.Second}
-	const n = 300
-	for i := 0; i < n; i++ {
-		body := sampleBody("sume", fmt.Sprintf("job_%d", i))
-		for rep := 0; rep < 2; rep++ { // every event delivered twice
-			if status, out := post(t, client, srv.Base+"/webhooks/sume", signSume(sumeSecret, body, time.Now()), []byte(body)); status != 200 {
-				t.Fatalf("delivery %d: %d %v", i, status, out)
-			}
-		}
-	}
-	waitFor(t, 30*time.Second, "every event processed", func() bool {
-		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`) == n
-	})
-	if got := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.seen GROUP BY event_id HAVING count(*) = 1) x`); got != n {
-		t.Fatalf("events handled exactly once: %d of %d (side table %d rows)", got, n, queryInt(t, pool, `SELECT count(*) FROM app.seen`))
-	}
-	if got := queryInt(t, pool, `SELECT count(*) FROM app.seen`); got != n {
-		t.Fatalf("side table rows %d, want %d", got, n)
-	}
-}
-
 // TestServeSQLHandlerLostLease: a handler still running when its lease is
 // rescued and re-claimed has its completion refused and its writes rolled
 // back; the rest of its batch is unaffected.
@@ -198,7 +142,7 @@ func TestServeListenerKilled(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	h, seen := recordingHandler()
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: time.Hour, Listen: true}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: time.Hour}, sumeOnly)
 	listenerUp := func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener' AND datname = current_database()`) == 1
 	}
@@ -221,7 +165,7 @@ func TestServePollOnly(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	h, seen := recordingHandler()
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 200 * time.Millisecond, Listen: false}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 200 * time.Millisecond, PollOnly: true}, sumeOnly)
 	for i := 0; i < 50; i++ {
 		execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', $1, 't', '{}')`, fmt.Sprintf("e%d", i))
 	}
@@ -235,23 +179,6 @@ func TestServePollOnly(t *testing.T) {
 	})
 	if n := queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener' AND datname = current_database()`); n != 0 {
 		t.Fatalf("a listener connected although LISTEN is off")
-	}
-}
-
-// recordingHandler records the external ids it handled.
-func recordingHandler() (runner.Handler, func(string) bool) {
-	var mu sync.Mutex
-	seen := map[string]int{}
-	h := runner.HandlerFunc(func(_ context.Context, _ pgx.Tx, ev *runner.Event) error {
-		mu.Lock()
-		seen[ev.ExternalID]++
-		mu.Unlock()
-		return nil
-	})
-	return h, func(k string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return seen[k] > 0
 	}
 }
 

@@ -12,10 +12,6 @@ import (
 	"github.com/pginbox/pginbox/runner"
 )
 
-const sumeSecret = "sume-test-secret"
-
-var sumeOnly = map[string][2]string{"sume": {"sume", sumeSecret}}
-
 // TestServeConcurrentDuplicates: 64 concurrent deliveries of one event give
 // one created, 63 duplicates and one row.
 func TestServeConcurrentDuplicates(t *testing.T) {
@@ -154,7 +150,7 @@ func TestServeDatabaseDown(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.StopMode(context.Background(), "immediate"); _ = c.Remove() })
 	url := c.URL("postgres")
-	srv := startServer(t, url, runner.Config{Migrate: true, IngestTimeout: 3 * time.Second}, sumeOnly)
+	srv := startServer(t, url, runner.Config{IngestTimeout: 3 * time.Second}, sumeOnly)
 	client := &http.Client{Timeout: 20 * time.Second}
 	body := sampleBody("sume", "job_during_outage")
 

@@ -14,7 +14,7 @@ func TestServeReconcileOnNotify(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
-	startServer(t, conf.URL(), runner.Config{Listen: true, ReconcileEvery: time.Hour}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{ReconcileEvery: time.Hour}, sumeOnly)
 	waitFor(t, 10*time.Second, "the listener", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pginbox-listener' AND datname = current_database()`) == 1
 	})
@@ -37,7 +37,7 @@ func TestServeChecksSchedule(t *testing.T) {
 	pool := PoolFor(t, conf.URL(), 2)
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, last_error, attempts)
 		VALUES ('p', 'x', 't', '{}', 'dead', 'boom', 1)`)
-	startServer(t, conf.URL(), runner.Config{Listen: true, ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour}, sumeOnly)
 	waitFor(t, 20*time.Second, "scheduled checks with the dead-event breach", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.check_results WHERE name = 'dead_events_24h' AND NOT ok`) >= 1
 	})

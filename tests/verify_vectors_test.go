@@ -26,7 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/runner"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // signatureVector is one case of testdata/signature_vectors.json, written by
@@ -117,22 +117,22 @@ func (v signatureVector) httpHeader(t testing.TB) http.Header {
 	return h
 }
 
-// goVerdict runs the vector through runner.Provider: Verify, then Identify.
+// goVerdict runs the vector through verify.Provider: Verify, then Identify.
 func goVerdict(t testing.TB, v signatureVector) verdict {
-	p, err := runner.NewProvider(v.Kind, v.Secrets)
+	p, err := verify.New(v.Kind, v.Secrets)
 	if err != nil {
 		t.Fatalf("NewProvider: %v", err)
 	}
 	h, body := v.httpHeader(t), v.body(t)
 	err = p.Verify(h, body, time.Unix(v.At, 0))
-	var d runner.Delivery
+	var d verify.Delivery
 	if err == nil {
 		d, err = p.Identify(h, body)
 	}
 	if err != nil {
-		var rej *runner.RejectError
+		var rej *verify.RejectError
 		if !errors.As(err, &rej) {
-			t.Fatalf("Go verifier: %v (%T), want a *runner.RejectError", err, err)
+			t.Fatalf("Go verifier: %v (%T), want a *verify.RejectError", err, err)
 		}
 		return verdict{Status: rej.Status, Reason: rej.Reason}
 	}
@@ -238,7 +238,7 @@ func TestSignatureVectors(t *testing.T) {
 				case v.GoDiffers == "" && goGot != v.Want:
 					t.Errorf("Go verifier: %v, want %v", goGot, v.Want)
 				case v.GoDiffers != "" && goGot != v.Want:
-					t.Logf("known Go divergence: Go %v, SQL and contract %v: %s", goGot, v.Want, v.GoDiffers)
+					t.Logf("known Go divergence: Go %v, SQL and the documented answer %v: %s", goGot, v.Want, v.GoDiffers)
 				case v.GoDiffers != "":
 					t.Logf("the Go verifier now agrees: drop go_differs from this vector in tests/cmd/genvectors")
 				}
@@ -319,20 +319,20 @@ func TestSignatureVectorsCoverage(t *testing.T) {
 		}
 	}
 	for _, r := range []string{
-		runner.ReasonSignatureMissing, runner.ReasonSignatureMalformed, runner.ReasonSignatureMismatch,
-		runner.ReasonTimestampMissing, runner.ReasonTimestampMalformed, runner.ReasonTimestampOutOfTolerance,
-		runner.ReasonBodyNotJSON, runner.ReasonBodyTooDeep, runner.ReasonKeyMissing, runner.ReasonKeyInvalid, runner.ReasonEventIDMismatch,
-		runner.ReasonEventTypeMissing, runner.ReasonEventTypeInvalid,
+		verify.ReasonSignatureMissing, verify.ReasonSignatureMalformed, verify.ReasonSignatureMismatch,
+		verify.ReasonTimestampMissing, verify.ReasonTimestampMalformed, verify.ReasonTimestampOutOfTolerance,
+		verify.ReasonBodyNotJSON, verify.ReasonBodyTooDeep, verify.ReasonKeyMissing, verify.ReasonKeyInvalid, verify.ReasonEventIDMismatch,
+		verify.ReasonEventTypeMissing, verify.ReasonEventTypeInvalid,
 	} {
 		if !reasons[r] {
 			t.Errorf("no vector expects %q", r)
 		}
 	}
-	for _, kind := range runner.Kinds() {
-		need := []string{"", "rotation", runner.ReasonSignatureMismatch, runner.ReasonSignatureMissing,
-			runner.ReasonSignatureMalformed, runner.ReasonKeyMissing, runner.ReasonEventTypeMissing, runner.ReasonBodyNotJSON}
+	for _, kind := range verify.Kinds() {
+		need := []string{"", "rotation", verify.ReasonSignatureMismatch, verify.ReasonSignatureMissing,
+			verify.ReasonSignatureMalformed, verify.ReasonKeyMissing, verify.ReasonEventTypeMissing, verify.ReasonBodyNotJSON}
 		if kind == "sume" || kind == "stripe" || kind == "standardwebhooks" {
-			need = append(need, runner.ReasonTimestampOutOfTolerance, runner.ReasonTimestampMissing, runner.ReasonTimestampMalformed)
+			need = append(need, verify.ReasonTimestampOutOfTolerance, verify.ReasonTimestampMissing, verify.ReasonTimestampMalformed)
 		}
 		for _, r := range need {
 			if !perKind[kind][r] {
@@ -579,7 +579,7 @@ func TestSignedSecretsNeverInErrors(t *testing.T) {
 			}
 		}
 		// The Go runner refuses the same secrets.
-		if _, err := runner.NewProvider(tt.kind, tt.secrets); err == nil {
+		if _, err := verify.New(tt.kind, tt.secrets); err == nil {
 			t.Errorf("%s: runner.NewProvider accepts what set_provider refuses", tt.name)
 		}
 	}
@@ -692,7 +692,7 @@ func TestSignatureVectorsMutated(t *testing.T) {
 			bases[v.Kind] = append(bases[v.Kind], v)
 		}
 	}
-	kinds := runner.Kinds()
+	kinds := verify.Kinds()
 	rng := mrand.New(mrand.NewPCG(7, 4231))
 	tokens := []string{" ", ",", "=", "\t", "\u00a0", "\u2003", "v1=", "v1,", "t=", "0", "a", "Z", "+", "/",
 		"\r\n", "==", "sha256=", ".", "-", "1", "v1a,", ""}
@@ -873,12 +873,12 @@ func TestSignatureVectorsIdentifyMutated(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				var goGot verdict
-				p, err := runner.NewProvider(c.kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+				p, err := verify.New(c.kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
 				if err != nil {
 					t.Fatal(err)
 				}
 				d, err := p.Identify(c.headers, c.body)
-				var rej *runner.RejectError
+				var rej *verify.RejectError
 				switch {
 				case errors.As(err, &rej):
 					goGot = verdict{Status: rej.Status, Reason: rej.Reason}

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -20,39 +18,6 @@ import (
 func noticeConn(t testing.TB, pool *pgxpool.Pool) (*pgx.Conn, func() []string) {
 	t.Helper()
 	return noticeConnURL(t, pool.Config().ConnString())
-}
-
-// noticeConnURL opens a connection to url that collects the notices the
-// server sends it, runs the setup statements on it, and closes it when the
-// test ends. The function returned gives the notices received so far.
-func noticeConnURL(t testing.TB, url string, setup ...string) (*pgx.Conn, func() []string) {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var notices []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		notices = append(notices, n.Message)
-		mu.Unlock()
-	}
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	for _, s := range setup {
-		if _, err := conn.Exec(context.Background(), s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	return conn, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(notices)
-	}
 }
 
 // TestViewsRefreshableConcurrently: every materialized view of the schema is

@@ -1,4 +1,4 @@
-// Command pginbox is the pginbox runner and admin CLI. See runner/cli.
+// Command pginbox is the pginbox runner and admin CLI. See internal/cli.
 package main
 
 import (
@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/pginbox/pginbox/runner/cli"
+	"github.com/pginbox/pginbox/internal/cli"
 )
 
 func main() {

@@ -39,7 +39,7 @@ type vector struct {
 	At         int64  `json:"at"` // unix seconds: the verifier's clock
 	Want       want   `json:"want"`
 	// GoDiffers, when set, explains why the Go verifier is known to give
-	// another answer than Want (which is the contract's); the test reports it
+	// another answer than Want (the documented one); the test reports it
 	// instead of failing.
 	GoDiffers string `json:"go_differs,omitempty"`
 }

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pginbox/pginbox/tests"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 func main() {
@@ -38,7 +38,7 @@ func run(args []string) int {
 	env := os.Environ()
 	if os.Getenv("PGTESTDB_HOST") == "" && os.Getenv("DATABASE_URL") == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		s, err := tests.StartThrowaway(ctx)
+		s, err := pgtest.StartThrowaway(ctx)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "withpg: %v\n", err)

@@ -1,0 +1,155 @@
+package backfill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/pginbox/pginbox/internal/envconfig"
+)
+
+// LookupState is what a provider's API said about a gap.
+type LookupState int
+
+const (
+	// LookupPending means the provider knows the id and it is not finished
+	// yet: backfill postpones the expectation's deadline.
+	LookupPending LookupState = iota + 1
+	// LookupTerminal means the provider reports a final state: backfill
+	// ingests it as the event a webhook would have delivered.
+	LookupTerminal
+	// LookupUnknown means the provider does not know the id (Sume: 404):
+	// backfill tombstones it.
+	LookupUnknown
+)
+
+// String returns "pending", "terminal" or "unknown".
+func (s LookupState) String() string {
+	switch s {
+	case LookupPending:
+		return "pending"
+	case LookupTerminal:
+		return "terminal"
+	case LookupUnknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("LookupState(%d)", int(s))
+}
+
+// Lookup is a provider API's definite answer about one gap.
+type Lookup struct {
+	State LookupState
+	// EventType is the event a webhook would have carried (LookupTerminal only).
+	EventType string
+	// Status is the provider's own status word, as reported (e.g. "IN_PROGRESS").
+	Status string
+	// Payload is the provider's response, a JSON object Postgres jsonb
+	// accepts; it becomes the event's payload (LookupTerminal only).
+	Payload json.RawMessage
+}
+
+// StatusAPI asks one provider's API about a gap. Adding a provider is one
+// backfill_<provider>.go file implementing it.
+//
+// Lookup returns a *Lookup for a definite answer only. Everything else is an
+// error: an *APIError for an HTTP status that is not an answer or a transport
+// failure (Run retries those whose Retryable is true), a *MalformedError
+// for a response it cannot read, ErrNoEndpoint when there is nowhere to ask.
+// ctx carries the per-request timeout.
+type StatusAPI interface {
+	Lookup(ctx context.Context, gap Gap) (Lookup, error)
+}
+
+// AnyProvider is the key of the fallback entry in a map of StatusAPIs: it
+// serves the gaps of providers that have no entry of their own (see
+// [APIs]). A provider mapped to a nil StatusAPI has no API and
+// never falls back.
+const AnyProvider = "*"
+
+// ErrNoEndpoint means a gap cannot be looked up: the provider has no API URL
+// and the expectation no status_url. Run counts such gaps as skipped.
+var ErrNoEndpoint = errors.New("no API URL for the provider and no status_url for the expectation")
+
+// ErrUnauthorized is matched (errors.Is) by an *APIError for 401 or 403.
+var ErrUnauthorized = errors.New("the provider refused the API key")
+
+// APIError is a provider API call that gave no answer: an HTTP status other
+// than the API's definite answers, or a transport failure (StatusCode 0).
+type APIError struct {
+	Provider   string
+	ExternalID string
+	// StatusCode is the HTTP status, 0 when no response arrived.
+	StatusCode int
+	// RetryAfter is the response's Retry-After, 0 when absent.
+	RetryAfter time.Duration
+	// Timeout reports that the request timed out.
+	Timeout bool
+	// Err is the transport error, nil when a response arrived.
+	Err error
+}
+
+// Error names the provider, the id and what went wrong; never the API key.
+func (e *APIError) Error() string {
+	switch {
+	case e.StatusCode != 0:
+		return fmt.Sprintf("%s API: %s: HTTP %d", e.Provider, e.ExternalID, e.StatusCode)
+	case e.Timeout:
+		return fmt.Sprintf("%s API: %s: timed out", e.Provider, e.ExternalID)
+	default:
+		return fmt.Sprintf("%s API: %s: %v", e.Provider, e.ExternalID, e.Err)
+	}
+}
+
+// Unwrap returns the transport error.
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnauthorized and the status is 401 or 403.
+func (e *APIError) Is(target error) bool {
+	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+}
+
+// Retryable reports whether asking again may get an answer: a 5xx, 429 or
+// 408, a timeout or another transport failure.
+func (e *APIError) Retryable() bool {
+	switch {
+	case e.StatusCode == 0:
+		return true
+	case e.StatusCode >= 500, e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout:
+		return true
+	}
+	return false
+}
+
+// MalformedError is a response that is not a usable answer: not a JSON
+// object, no status, an id other than the one asked about. Run logs and
+// counts it and changes nothing: it never guesses.
+type MalformedError struct {
+	Provider   string
+	ExternalID string
+	Reason     string
+}
+
+// Error names the provider, the id and the reason.
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("%s API: %s: malformed response: %s", e.Provider, e.ExternalID, e.Reason)
+}
+
+// AuthError is returned by Run when a provider refused the API key
+// (401 or 403): that provider's remaining gaps were not looked up and nothing
+// of it was tombstoned.
+type AuthError struct {
+	Provider   string
+	StatusCode int
+}
+
+// Error names the provider and the status.
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("backfill %s: the API refused the key (HTTP %d): check PGINBOX_API_KEY_%s",
+		e.Provider, e.StatusCode, envconfig.Name(e.Provider))
+}
+
+// Is lets errors.Is(err, ErrUnauthorized) match.
+func (e *AuthError) Is(target error) bool { return target == ErrUnauthorized }

@@ -1,0 +1,45 @@
+package backfill
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Gap is an expected event that did not arrive by its deadline: one row of
+// webhooks.find_gaps().
+type Gap struct {
+	Provider   string    `json:"provider"`
+	ExternalID string    `json:"external_id"`
+	StatusURL  string    `json:"status_url,omitempty"`
+	Deadline   time.Time `json:"deadline"`
+}
+
+// FindGaps returns up to limit gaps (webhooks.find_gaps), oldest deadline
+// first, of one provider or, when provider is empty, of all. limit <= 0
+// means no limit.
+func FindGaps(ctx context.Context, pool *pgxpool.Pool, provider string, limit int) ([]Gap, error) {
+	var p *string
+	if provider != "" {
+		p = &provider
+	}
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := pool.Query(ctx, `
+		SELECT g.provider, g.external_id, coalesce(g.status_url, ''), g.deadline
+		FROM webhooks.find_gaps($1) AS g
+		LIMIT $2`, p, lim)
+	if err != nil {
+		return nil, fmt.Errorf("find gaps: %w", err)
+	}
+	gaps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Gap])
+	if err != nil {
+		return nil, fmt.Errorf("find gaps: %w", err)
+	}
+	return gaps, nil
+}

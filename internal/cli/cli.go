@@ -1,0 +1,178 @@
+// Package cli implements the pginbox command line: one function per
+// subcommand, each returning an error that Run prints as one line. A usage
+// error exits 2, any other failure 1; `pginbox <command> --help` prints the
+// command's flags and exits 0.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/envconfig"
+)
+
+// Version is set at build time with -ldflags "-X github.com/pginbox/pginbox/internal/cli.Version=...".
+var Version = ""
+
+// Env is how a command reads its environment (os.Getenv in production).
+type Env func(string) string
+
+// App carries what every subcommand needs.
+type App struct {
+	Stdout, Stderr io.Writer
+	Getenv         Env
+	Log            *slog.Logger
+}
+
+// ErrUsage marks a command line that could not be understood.
+var ErrUsage = errors.New("usage")
+
+// errHelp is returned once a command printed its --help: Run exits 0.
+var errHelp = errors.New("help shown")
+
+const usage = `usage: pginbox <command> [flags]
+
+commands:
+  migrate            apply the SQL migrations to DATABASE_URL (or the embedded cluster)
+  serve              run the webhook endpoint, workers and schedules (flags mirror PGINBOX_*: --addr, --handler ...)
+  reconcile [--all]  run one reconciliation pass and print its counts as JSON
+  gaps [--provider P] [--json] [--limit N] [--backfill]
+                     list expected events that did not arrive; --backfill asks the
+                     providers' APIs (PGINBOX_API_URL_<NAME>, PGINBOX_API_KEY_<NAME>)
+  checks [--json]    refresh the views, run every anomaly check once; exit 1 on a breach
+  replay ID --reason R  put event ID back to pending on purpose (audited)
+  prune              drop old payloads (PGINBOX_KEEP_PAYLOAD, 30d) and keys (PGINBOX_KEEP_KEYS, 400d)
+  version            print the binary and schema versions
+  sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
+
+environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox)
+pginbox <command> --help prints the command's flags.
+`
+
+// Run executes one command line (without the program name) and returns the
+// process exit code. Errors are printed as one line on Stderr.
+func Run(ctx context.Context, app App, args []string) int {
+	if app.Getenv == nil {
+		app.Getenv = os.Getenv
+	}
+	if app.Log == nil {
+		app.Log = slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	err := dispatch(ctx, app, args)
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintf(app.Stderr, "pginbox: %s\n", msg)
+	if errors.Is(err, ErrUsage) {
+		fmt.Fprint(app.Stderr, usage)
+		return 2
+	}
+	return 1
+}
+
+func dispatch(ctx context.Context, app App, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command", ErrUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "migrate":
+		return migrate(ctx, app, rest)
+	case "serve":
+		return serve(ctx, app, rest)
+	case "reconcile":
+		return reconcileCmd(ctx, app, rest)
+	case "gaps":
+		return gapsCmd(ctx, app, rest)
+	case "checks":
+		return checksCmd(ctx, app, rest)
+	case "replay":
+		return replayCmd(ctx, app, rest)
+	case "prune":
+		return pruneCmd(ctx, app, rest)
+	case "version", "--version", "-v":
+		return version(ctx, app, rest)
+	case "sql-dist":
+		return sqlDist(app, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(app.Stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown command %q", ErrUsage, cmd)
+	}
+}
+
+// flagSet is a command's flags with the text its --help prints.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis, summary string
+}
+
+// newFlags returns the flags of a command; synopsis is its usage line and
+// summary what it does, both printed by --help.
+func newFlags(name, synopsis, summary string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors come back to Run, printed as one line
+	return &flagSet{FlagSet: fs, synopsis: synopsis, summary: summary}
+}
+
+// parse parses args. -h or --help prints the command's usage and flags on
+// app.Stdout and returns errHelp; a bad flag is an ErrUsage.
+func (fs *flagSet) parse(app App, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.printHelp(app.Stdout)
+		return errHelp
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return nil
+}
+
+// noArgs is an ErrUsage when arguments are left after the flags.
+func (fs *flagSet) noArgs() error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+// printHelp writes "usage: pginbox <synopsis>", the summary and the flags.
+func (fs *flagSet) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: pginbox %s\n\n%s\n", fs.synopsis, fs.summary)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// openPool resolves DATABASE_URL, or else the embedded cluster under
+// PGINBOX_DATA_DIR, and opens a pool on it. close releases both.
+func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpool.Pool, close func(), err error) {
+	d, err := database.Open(ctx, env.DatabaseURL, env.DataDir, app.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err = pgxpool.New(ctx, d.URL)
+	if err != nil {
+		_ = d.Close(ctx)
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	return pool, func() { pool.Close(); _ = d.Close(context.Background()) }, nil
+}

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/envconfig"
+)
+
+// migrate is `pginbox migrate`: apply the pending migrations.
+func migrate(ctx context.Context, app App, args []string) error {
+	fs := newFlags("migrate", "migrate", "apply the SQL migrations to DATABASE_URL (or the embedded cluster)")
+	if err := fs.parse(app, args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	env, err := envconfig.Read(app.Getenv)
+	if err != nil {
+		return err
+	}
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	before, _ := schemaVersion(ctx, pool)
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	if err := pginbox.Migrate(ctx, db); err != nil {
+		return err
+	}
+	after, err := schemaVersion(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if after == before {
+		fmt.Fprintf(app.Stdout, "schema webhooks is up to date (version %05d)\n", after)
+	} else {
+		fmt.Fprintf(app.Stdout, "migrated schema webhooks from version %05d to %05d\n", before, after)
+	}
+	return nil
+}
+
+// schemaVersion returns the newest applied migration (0 for none).
+func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	var v *int64
+	err := pool.QueryRow(ctx, `SELECT max(version_id) FROM `+pginbox.VersionTable+` WHERE is_applied`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if v == nil {
+		return 0, nil
+	}
+	return *v, nil
+}
+
+// version is `pginbox version`: the binary's and, with DATABASE_URL, the
+// database's schema version.
+func version(ctx context.Context, app App, args []string) error {
+	fs := newFlags("version", "version", "print the binary and schema versions (the database's when DATABASE_URL is set)")
+	if err := fs.parse(app, args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	env, err := envconfig.Read(app.Getenv)
+	if err != nil {
+		return err
+	}
+	names, err := pginbox.MigrationFiles()
+	if err != nil {
+		return err
+	}
+	latest := strings.SplitN(names[len(names)-1], "_", 2)[0]
+	fmt.Fprintf(app.Stdout, "pginbox %s (%s), embedded migrations: %d (latest %s)\n",
+		binaryVersion(), runtime.Version(), len(names), latest)
+	if env.DatabaseURL == "" {
+		return nil // never start the embedded cluster just to print a version
+	}
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	v, err := schemaVersion(ctx, pool)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "database schema version: %05d\n", v)
+	return nil
+}
+
+// binaryVersion is Version, else the module version, else "dev".
+func binaryVersion() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// sqlDist is `pginbox sql-dist DIR`: write the flattened migrations for the
+// stock goose CLI.
+func sqlDist(app App, args []string) error {
+	fs := newFlags("sql-dist", "sql-dist DIR", "write the flattened migrations to DIR for the stock goose CLI")
+	if err := fs.parse(app, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: sql-dist takes one directory", ErrUsage)
+	}
+	dir := fs.Arg(0)
+	if err := pginbox.WriteMigrations(dir); err != nil {
+		return err
+	}
+	names, _ := pginbox.MigrationFiles()
+	fmt.Fprintf(app.Stdout, "wrote %d migrations to %s\n", len(names), dir)
+	return nil
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/envconfig"
+)
+
+// reconcileCmd is `pginbox reconcile [--all]`: one webhooks.reconcile() pass,
+// printed as the JSON it returns ({"skipped": true} while another pass runs).
+func reconcileCmd(ctx context.Context, app App, args []string) error {
+	fs := newFlags("reconcile", "reconcile [--all]", "run one reconciliation pass and print its counts as JSON")
+	all := fs.Bool("all", false, "re-read every event for contradictions, not only those since the last pass")
+	if err := fs.parse(app, args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	env, err := envconfig.Read(app.Getenv)
+	if err != nil {
+		return err
+	}
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	var out string
+	if err := pool.QueryRow(ctx, `SELECT webhooks.reconcile(trigger => 'cli', recheck_all => $1)::text`, *all).Scan(&out); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	fmt.Fprintln(app.Stdout, out)
+	return nil
+}
+
+// gapsCmd is `pginbox gaps [--provider p] [--json] [--limit n] [--backfill]`:
+// lists the gaps (webhooks.find_gaps) as a table for people or JSON for
+// scripts; with --backfill it runs one backfill pass instead and prints its
+// report, with the status APIs of PGINBOX_PROVIDERS (name=kind list) and
+// PGINBOX_API_URL_<NAME> / PGINBOX_API_KEY_<NAME>.
+func gapsCmd(ctx context.Context, app App, args []string) error {
+	fs := newFlags("gaps", "gaps [--provider P] [--json] [--limit N] [--backfill]",
+		"list expected events that did not arrive; --backfill asks the providers' APIs\n"+
+			"(PGINBOX_API_URL_<NAME>, PGINBOX_API_KEY_<NAME>) and repairs what they answer")
+	provider := fs.String("provider", "", "only this provider's gaps")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	limit := fs.Int("limit", 1000, "list or backfill at most this many gaps, oldest deadline first")
+	doBackfill := fs.Bool("backfill", false, "ask the providers' APIs about the gaps and repair them")
+	if err := fs.parse(app, args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	if *limit < 1 {
+		return fmt.Errorf("%w: --limit must be positive", ErrUsage)
+	}
+	env, err := envconfig.Read(app.Getenv)
+	if err != nil {
+		return err
+	}
+	var apis map[string]backfill.StatusAPI
+	if *doBackfill {
+		if apis, err = backfill.APIs(env.Kinds(), env.Endpoint, &http.Client{}); err != nil {
+			return err
+		}
+	}
+	pool, closePool, err := openPool(ctx, app, env)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+
+	if *doBackfill {
+		report, err := backfill.Run(ctx, pool, apis, backfill.Options{
+			Provider: *provider, MaxGaps: *limit, Logger: app.Log,
+		})
+		if *asJSON {
+			enc := json.NewEncoder(app.Stdout)
+			if encErr := enc.Encode(report); encErr != nil && err == nil {
+				err = encErr
+			}
+		} else {
+			fmt.Fprintf(app.Stdout, "gaps %d: ingested %d, duplicates %d, tombstoned %d, postponed %d, "+
+				"skipped %d, failed %d, malformed %d, unauthorized %d (%d requests)\n",
+				report.Gaps, report.Ingested, report.Duplicates, report.Tombstoned, report.Postponed,
+				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Requests)
+		}
+		return err
+	}
+
+	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if gaps == nil {
+			gaps = []backfill.Gap{}
+		}
+		return json.NewEncoder(app.Stdout).Encode(gaps)
+	}
+	if len(gaps) == 0 {
+		fmt.Fprintln(app.Stdout, "no gaps")
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tSTATUS_URL")
+	for _, g := range gaps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
+			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.StatusURL)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	more := ""
+	if len(gaps) == *limit {
+		more = fmt.Sprintf(" (the first %d: raise --limit for more)", *limit)
+	}
+	fmt.Fprintf(app.Stdout, "%d gaps%s\n", len(gaps), more)
+	return nil
+}

@@ -1,0 +1,105 @@
+package envconfig
+
+import (
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRead(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		env   map[string]string
+		check func(t *testing.T, s Settings)
+	}{
+		{"unset: the zero values and the CLI's defaults", nil, func(t *testing.T, s Settings) {
+			if s.PollOnly || s.SkipMigrate || s.Workers != 0 || s.Lease != 0 || s.DataDir != ".pginbox" || s.HTTPTimeout != 30*time.Second || s.LogLevel != slog.LevelInfo {
+				t.Fatalf("%+v", s)
+			}
+		}},
+		{"PGINBOX_LISTEN and PGINBOX_MIGRATE false", map[string]string{"PGINBOX_LISTEN": "false", "PGINBOX_MIGRATE": "0"}, func(t *testing.T, s Settings) {
+			if !s.PollOnly || !s.SkipMigrate {
+				t.Fatalf("PollOnly %v, SkipMigrate %v; want both true", s.PollOnly, s.SkipMigrate)
+			}
+		}},
+		{"durations, days and off", map[string]string{"PGINBOX_LEASE": "90s", "PGINBOX_KEEP_PAYLOAD": "7d", "PGINBOX_PRUNE_EVERY": "off"}, func(t *testing.T, s Settings) {
+			if s.Lease != 90*time.Second || s.KeepPayload != 7*24*time.Hour || s.PruneEvery != -1 {
+				t.Fatalf("lease %s, keep payload %s, prune every %s", s.Lease, s.KeepPayload, s.PruneEvery)
+			}
+		}},
+		{"providers in order, secrets trimmed, none required", map[string]string{
+			"PGINBOX_PROVIDERS": " sume=sume , gh-app=github", "PGINBOX_SECRET_SUME": " a, ,b ",
+		}, func(t *testing.T, s Settings) {
+			want := []Provider{
+				{Name: "sume", Kind: "sume", SecretVar: "PGINBOX_SECRET_SUME", Secrets: []string{"a", "b"}},
+				{Name: "gh-app", Kind: "github", SecretVar: "PGINBOX_SECRET_GH_APP"},
+			}
+			if !reflect.DeepEqual(s.Providers, want) {
+				t.Fatalf("providers %+v, want %+v", s.Providers, want)
+			}
+		}},
+		{"endpoints read on demand", map[string]string{"PGINBOX_API_URL_LEGACY_SYS": "https://x.test", "PGINBOX_API_KEY_LEGACY_SYS": "k"}, func(t *testing.T, s Settings) {
+			if u, k := s.Endpoint("legacy-sys"); u != "https://x.test" || k != "k" {
+				t.Fatalf("endpoint %q %q", u, k)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Read(func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, s)
+		})
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env     map[string]string
+		wantVar string
+	}{
+		{map[string]string{"PGINBOX_ADDR": "8080"}, "PGINBOX_ADDR"},
+		{map[string]string{"PGINBOX_PROVIDERS": "sume"}, "PGINBOX_PROVIDERS"},
+		{map[string]string{"PGINBOX_PROVIDERS": "Sume=sume"}, "PGINBOX_PROVIDERS"},
+		{map[string]string{"PGINBOX_PROVIDERS": "a=sume,a=stripe"}, "PGINBOX_PROVIDERS"},
+		{map[string]string{"PGINBOX_LEASE": "off"}, "PGINBOX_LEASE"},
+		{map[string]string{"PGINBOX_LEASE": "-1s"}, "PGINBOX_LEASE"},
+		{map[string]string{"PGINBOX_KEEP_KEYS": "7d"}, "PGINBOX_KEEP_KEYS"},
+		{map[string]string{"PGINBOX_WORKERS": "0"}, "PGINBOX_WORKERS"},
+		{map[string]string{"PGINBOX_BATCH": "10001"}, "PGINBOX_BATCH"},
+		{map[string]string{"PGINBOX_MAX_BODY": "-5"}, "PGINBOX_MAX_BODY"},
+		{map[string]string{"PGINBOX_LISTEN": "maybe"}, "PGINBOX_LISTEN"},
+		{map[string]string{"PGINBOX_HTTP_TIMEOUT": "0s"}, "PGINBOX_HTTP_TIMEOUT"},
+		{map[string]string{"PGINBOX_LOG_LEVEL": "loud"}, "PGINBOX_LOG_LEVEL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.wantVar, func(t *testing.T) {
+			t.Parallel()
+			_, err := Read(func(k string) string { return tc.env[k] })
+			var e *Error
+			if !errors.As(err, &e) || e.Var != tc.wantVar || !strings.HasPrefix(err.Error(), tc.wantVar+": ") {
+				t.Fatalf("%v: error %v, want an *Error for %s", tc.env, err, tc.wantVar)
+			}
+		})
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "1d12h": 36 * time.Hour, "5m": 5 * time.Minute} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	if _, err := ParseDuration("xd"); err == nil {
+		t.Error(`ParseDuration("xd") accepted`)
+	}
+}

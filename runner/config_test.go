@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pginbox/pginbox/runner/verify"
+)
+
+// TestNewValidatesConfig: New refuses a Config it cannot run with before it
+// connects anywhere.
+func TestNewValidatesConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"address", Config{Addr: "8080"}, "Addr"},
+		{"workers", Config{Workers: 5000}, "Workers"},
+		{"negative lease", Config{Lease: -time.Second}, "Lease"},
+		{"keys not longer than payloads", Config{KeepPayload: 10 * 24 * time.Hour, KeepKeys: 5 * 24 * time.Hour}, "KeepKeys"},
+		{"provider without verifier", Config{Providers: map[string]verify.Provider{"x": nil}}, `provider "x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(context.Background(), tc.cfg, "postgres://nobody@127.0.0.1:1/none", nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfigZeroValue: the zero Config validates once its defaults are
+// applied: listening, migrating, 8 workers.
+func TestConfigZeroValue(t *testing.T) {
+	t.Parallel()
+	c := Config{}.withDefaults()
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.PollOnly || c.SkipMigrate || c.Workers != 8 || c.Addr != "127.0.0.1:8080" || c.Lease != 5*time.Minute {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+// TestConfigFromEnv: every provider needs a known kind and a secret; the
+// backfill APIs are set up from the same environment.
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "sume=sume,gh=github", "PGINBOX_SECRET_SUME": "s", "PGINBOX_SECRET_GH": "g",
+		"PGINBOX_API_URL_SUME": "https://api.sume.test", "PGINBOX_LISTEN": "false",
+	}
+	c, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 2 || c.Providers["gh"].Kind() != "github" || !c.PollOnly || c.backfill["sume"] == nil {
+		t.Fatalf("config %+v", c)
+	}
+	for _, bad := range []map[string]string{
+		{"PGINBOX_PROVIDERS": "x=paypal", "PGINBOX_SECRET_X": "s"},
+		{"PGINBOX_PROVIDERS": "x=sume"},
+		{"PGINBOX_HANDLER": "kafka:t"},
+		{"PGINBOX_PROVIDERS": "gh=github", "PGINBOX_SECRET_GH": "g", "PGINBOX_API_URL_GH": "https://api.github.test"},
+	} {
+		if _, err := ConfigFromEnv(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// standardWebhooks verifies deliveries signed by the Standard Webhooks
+// specification (https://www.standardwebhooks.com, used by Svix and others):
+//
+//	webhook-id: <message id>
+//	webhook-timestamp: <unix seconds>
+//	webhook-signature: v1,<base64> [v1,<base64> ...]
+//
+// where each v1 is HMAC-SHA256(key, "<id>.<timestamp>.<raw body>") and key is
+// the base64-decoded secret after its optional "whsec_" prefix. Entries of
+// other versions (e.g. "v1a,") are ignored.
+type standardWebhooks struct{ keys macKeys }
+
+var _ Provider = (*standardWebhooks)(nil)
+
+func newStandardWebhooks(secrets []string) (Provider, error) {
+	keys := make(macKeys, len(secrets))
+	for i, s := range secrets {
+		key, err := decodeWhsec(s)
+		if err != nil {
+			return nil, fmt.Errorf("provider kind standardwebhooks: secret %d of %d: %w", i+1, len(secrets), err)
+		}
+		keys[i] = key
+	}
+	return &standardWebhooks{keys: keys}, nil
+}
+
+// decodeWhsec decodes a Standard Webhooks secret: base64, padded or not,
+// after an optional "whsec_" prefix. Its errors never contain the secret.
+func decodeWhsec(secret string) ([]byte, error) {
+	s := strings.TrimPrefix(secret, "whsec_")
+	key, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		key, err = base64.RawStdEncoding.DecodeString(s)
+	}
+	if err != nil {
+		return nil, errors.New(`not base64 after the optional "whsec_" prefix`)
+	}
+	if len(key) == 0 {
+		return nil, errors.New(`empty after the "whsec_" prefix`)
+	}
+	return key, nil
+}
+
+// Kind returns "standardwebhooks".
+func (p *standardWebhooks) Kind() string { return "standardwebhooks" }
+
+// Verify checks webhook-signature over "<webhook-id>.<webhook-timestamp>.<body>".
+// A missing webhook-id is signed as empty; Identify then refuses the delivery
+// for its missing idempotency key.
+func (p *standardWebhooks) Verify(h http.Header, body []byte, now time.Time) error {
+	sigs, err := parseStandardSignatures(h.Get("webhook-signature"))
+	if err != nil {
+		return err
+	}
+	rawTS := h.Get("webhook-timestamp")
+	ts, err := parseTimestamp(rawTS)
+	if err != nil {
+		return err
+	}
+	if !p.keys.match(sigs, h.Get("webhook-id")+"."+rawTS+".", body) {
+		return unauthorized(ReasonSignatureMismatch)
+	}
+	return checkTolerance(ts, now)
+}
+
+// parseStandardSignatures returns the well-formed v1 signatures of a
+// space-separated webhook-signature list.
+func parseStandardSignatures(header string) ([][]byte, error) {
+	entries := strings.Fields(header)
+	if len(entries) == 0 {
+		return nil, unauthorized(ReasonSignatureMissing)
+	}
+	var sigs [][]byte
+	for _, e := range entries {
+		version, v, ok := strings.Cut(e, ",")
+		if !ok || version != "v1" {
+			continue // another version, e.g. the asymmetric v1a
+		}
+		if sig, err := base64.StdEncoding.DecodeString(v); err == nil && len(sig) == sha256.Size {
+			sigs = append(sigs, sig)
+		}
+	}
+	if len(sigs) == 0 {
+		return nil, unauthorized(ReasonSignatureMalformed)
+	}
+	return sigs, nil
+}
+
+// Identify takes the idempotency key from webhook-id and the event type from
+// the top-level type.
+func (p *standardWebhooks) Identify(h http.Header, body []byte) (Delivery, error) {
+	env, err := ReadEnvelope(body)
+	if err != nil {
+		return Delivery{}, err
+	}
+	key, err := headerKey(h, "webhook-id")
+	if err != nil {
+		return Delivery{}, err
+	}
+	t, _ := env.Str("type")
+	if t, err = eventType(t); err != nil {
+		return Delivery{}, err
+	}
+	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+}

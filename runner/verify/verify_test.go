@@ -1,0 +1,156 @@
+package verify
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKinds(t *testing.T) {
+	t.Parallel()
+	want := []string{"github", "shopify", "standardwebhooks", "stripe", "sume"}
+	if got := Kinds(); !slices.Equal(got, want) {
+		t.Fatalf("Kinds() = %q, want %q", got, want)
+	}
+	for _, kind := range want {
+		secret := "secret"
+		if kind == "standardwebhooks" {
+			secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		}
+		if got := mustProvider(t, kind, secret).Kind(); got != kind {
+			t.Errorf("New(%q).Kind() = %q", kind, got)
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		kind    string
+		secrets []string
+		wantErr string // substring of the error
+	}{
+		{"unknown kind", "paypal", []string{"s"}, `unknown provider kind "paypal"`},
+		{"kind is case-sensitive", "Sume", []string{"s"}, "unknown provider kind"},
+		{"nil secrets", "sume", nil, "no secrets"},
+		{"empty secrets", "stripe", []string{}, "no secrets"},
+		{"empty secret", "github", []string{"ok", ""}, "secret 2 of 2 is empty"},
+		{"whsec not base64", "standardwebhooks", []string{"whsec_not*base64!"}, "not base64"},
+		{"bare not base64", "standardwebhooks", []string{"%%%%"}, "not base64"},
+		{"whsec prefix only", "standardwebhooks", []string{"whsec_"}, "empty"},
+		{"second whsec bad", "standardwebhooks", []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_???"}, "secret 2 of 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := New(tt.kind, tt.secrets)
+			if err == nil {
+				t.Fatalf("New(%q) = %v, want an error", tt.kind, p)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %q does not contain %q", err, tt.wantErr)
+			}
+			for _, s := range tt.secrets {
+				if s = strings.TrimPrefix(s, "whsec_"); len(s) > 3 && strings.Contains(err.Error(), s) {
+					t.Fatalf("error %q leaks a secret", err)
+				}
+			}
+		})
+	}
+}
+
+func TestNewAcceptsSecrets(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{
+		"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", // spec example
+		"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",       // no prefix
+		"whsec_c2VjcmV0",                         // padded, no padding needed
+		"whsec_c2VjcmV0Cg==",                     // padded
+		"whsec_c2VjcmV0Cg",                       // unpadded
+	} {
+		if _, err := New("standardwebhooks", []string{secret}); err != nil {
+			t.Errorf("New(standardwebhooks, %q): %v", secret, err)
+		}
+	}
+}
+
+func TestRejectError(t *testing.T) {
+	t.Parallel()
+	err := unauthorized(ReasonSignatureMismatch)
+	if got, want := err.Error(), "rejected with 401: signature mismatch"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+	checkReject(t, badRequest(ReasonKeyMissing), http.StatusBadRequest, "idempotency key missing")
+}
+
+// TestReasonsAreLabels checks every reason is usable as a Prometheus label
+// value and a stable response field: lower-case ASCII words.
+func TestReasonsAreLabels(t *testing.T) {
+	t.Parallel()
+	for _, r := range []string{
+		ReasonSignatureMissing, ReasonSignatureMalformed, ReasonSignatureMismatch,
+		ReasonTimestampMissing, ReasonTimestampMalformed, ReasonTimestampOutOfTolerance,
+		ReasonBodyNotJSON, ReasonKeyMissing, ReasonKeyInvalid, ReasonEventIDMismatch,
+		ReasonEventTypeMissing, ReasonEventTypeInvalid,
+	} {
+		if r == "" || strings.Trim(r, "abcdefghijklmnopqrstuvwxyz ") != "" {
+			t.Errorf("reason %q is not lower-case words", r)
+		}
+	}
+}
+
+// TestIdentifyBodyNotJSON checks every kind refuses a body that is not a JSON
+// object, whatever its headers carry.
+func TestIdentifyBodyNotJSON(t *testing.T) {
+	t.Parallel()
+	h := headers(
+		"X-Sume-Event-Id", "evt_1", "X-GitHub-Delivery", "d1", "X-GitHub-Event", "push",
+		"webhook-id", "msg_1", "X-Shopify-Event-Id", "e1", "X-Shopify-Topic", "orders/create",
+	)
+	for _, kind := range Kinds() {
+		p := mustProvider(t, kind, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+		for _, body := range []string{"", " ", "null", "[]", `"x"`, "1", "{", `{"id":"a"} x`, `{"id":"a"}{}`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`} {
+			_, err := p.Identify(h, []byte(body))
+			checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
+		}
+	}
+}
+
+// FuzzSignedRoundTrip signs arbitrary bodies and timestamps for Sume and
+// Stripe: a fresh delivery signed with the secret verifies, one whose body
+// changed does not.
+func FuzzSignedRoundTrip(f *testing.F) {
+	f.Add("secret", []byte(`{"job_id":"j"}`), int64(0))
+	f.Add("s", []byte(""), int64(299))
+	f.Add("whsec_x", []byte("\x00\xff"), int64(-301))
+	now := time.Unix(1_700_000_000, 0)
+	f.Fuzz(func(t *testing.T, secret string, body []byte, offset int64) {
+		if secret == "" {
+			return
+		}
+		offset %= 1000
+		ts := strconv.FormatInt(now.Unix()+offset, 10)
+		fresh := offset >= -300 && offset <= 300
+		mac := macHex(secret, ts+"."+string(body))
+		for kind, h := range map[string]http.Header{
+			"sume":   headers("X-Sume-Timestamp", ts, "X-Sume-Signature", "v1="+mac),
+			"stripe": headers("Stripe-Signature", "t="+ts+",v1="+mac),
+		} {
+			p := mustProvider(t, kind, "other-secret", secret)
+			err := p.Verify(h, body, now)
+			if fresh && err != nil {
+				t.Fatalf("%s: fresh signed delivery rejected: %v", kind, err)
+			}
+			if !fresh {
+				checkReject(t, err, http.StatusUnauthorized, ReasonTimestampOutOfTolerance)
+			}
+			tampered := append(bytes.Clone(body), ' ')
+			checkReject(t, p.Verify(h, tampered, now), http.StatusUnauthorized, ReasonSignatureMismatch)
+		}
+	})
+}
