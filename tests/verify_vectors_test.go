@@ -121,7 +121,7 @@ func (v signatureVector) httpHeader(t testing.TB) http.Header {
 func goVerdict(t testing.TB, v signatureVector) verdict {
 	p, err := verify.New(v.Kind, v.Secrets)
 	if err != nil {
-		t.Fatalf("NewProvider: %v", err)
+		t.Fatalf("verify.New: %v", err)
 	}
 	h, body := v.httpHeader(t), v.body(t)
 	err = p.Verify(h, body, time.Unix(v.At, 0))
@@ -544,7 +544,7 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 }
 
 // TestSignedSecretsNeverInErrors checks set_provider's validation errors name
-// secrets by position only, as the runner's NewProvider does.
+// secrets by position only, as verify.New does.
 func TestSignedSecretsNeverInErrors(t *testing.T) {
 	t.Parallel()
 	pool := PoolFor(t, NewConfig(t).URL(), 2)
@@ -580,7 +580,7 @@ func TestSignedSecretsNeverInErrors(t *testing.T) {
 		}
 		// The Go runner refuses the same secrets.
 		if _, err := verify.New(tt.kind, tt.secrets); err == nil {
-			t.Errorf("%s: runner.NewProvider accepts what set_provider refuses", tt.name)
+			t.Errorf("%s: verify.New accepts what set_provider refuses", tt.name)
 		}
 	}
 	_, err := pool.Exec(ctx, `SELECT webhooks.set_provider('p', 'sume', ARRAY['sume-secret', NULL])`)

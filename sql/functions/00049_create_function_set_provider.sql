@@ -6,7 +6,7 @@
 -- set [new]. Secrets kept from one call to the next keep their created_at.
 --
 -- Every secret is checked before anything is written, as the runner's
--- NewProvider checks them: none NULL or empty, and for standardwebhooks base64
+-- verify.New checks them: none NULL or empty, and for standardwebhooks base64
 -- (padded or not) after an optional "whsec_" prefix. No error, notice or
 -- comment ever contains a secret; errors name a secret by its position only.
 -- A secret listed twice is stored once. Pass the secrets as a bind parameter
