@@ -195,20 +195,25 @@ func httpGet(t *testing.T, url string) string {
 	return string(b)
 }
 
-// roleConn creates a login role (through the server's superuser: the test
-// database's owner may not create roles), lets grant (run as the owner) give
-// it its rights, and returns a connection as that role.
-func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
+// newRole creates the login role role with password "pw" (through the
+// server's superuser: the test database's owner may not create roles), lets
+// grant (run as the owner, at ownerURL; none when "") give it its rights,
+// drops it when the test ends and returns the URL that connects as it.
+func newRole(t *testing.T, ownerURL, role, grant string) string {
 	t.Helper()
 	ctx := context.Background()
-	u, _ := url.Parse(ownerURL)
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := strings.TrimPrefix(u.Path, "/")
+	ident := pgx.Identifier{role}.Sanitize()
 	super, err := pgx.Connect(ctx, SuperuserURL(t, db))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer super.Close(ctx)
-	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, pgx.Identifier{role}.Sanitize())); err != nil {
+	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, ident)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -218,7 +223,7 @@ func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 		}
 		defer c.Close(ctx)
 		_, _ = c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
-		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, pgx.Identifier{role}.Sanitize()))
+		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, ident))
 	})
 	if grant != "" {
 		owner, err := pgx.Connect(ctx, ownerURL)
@@ -231,7 +236,13 @@ func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 		}
 	}
 	u.User = url.UserPassword(role, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	return u.String()
+}
+
+// roleConn creates role with newRole and returns a connection as it.
+func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), newRole(t, ownerURL, role, grant))
 	if err != nil {
 		t.Fatal(err)
 	}
