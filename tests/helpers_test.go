@@ -595,7 +595,6 @@ type tcpProxy struct {
 	target string
 	mu     sync.Mutex
 	conns  []*proxied
-	frozen atomic.Int32
 }
 
 type proxied struct {
