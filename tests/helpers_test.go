@@ -292,6 +292,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// sideTableSQL creates app.seen and app.on_webhook(webhooks.events), which
+// records each event it handles there (after pg_sleep(payload.sleep) when the
+// payload has one).
 const sideTableSQL = `
 	CREATE SCHEMA app;
 	CREATE TABLE app.seen (event_id bigint NOT NULL, external_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -303,37 +306,19 @@ const sideTableSQL = `
 	    INSERT INTO app.seen (event_id, external_id) VALUES (e.id, e.external_id);
 	END $$;`
 
-// TestServeSQLHandler: deliveries over HTTP are processed by the sql:
-// handler exactly once each.
-func TestServeSQLHandler(t *testing.T) {
-	t.Parallel()
-	conf := NewConfig(t)
-	pool := PoolFor(t, conf.URL(), 4)
+// sideTableHandler is the handler spec that runs app.on_webhook.
+const sideTableHandler = "sql:app.on_webhook"
+
+// sideTable creates app.seen and app.on_webhook (sideTableSQL) in pool's
+// database and returns the sql: handler that runs it, with a 1s timeout.
+func sideTable(t testing.TB, pool *pgxpool.Pool) runner.Handler {
+	t.Helper()
 	execSQL(t, pool, sideTableSQL)
-	h, err := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	h, err := runner.ParseHandler(sideTableHandler, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 4, BatchSize: 16}, sumeOnly)
-	client := &http.Client{Timeout: 10 * time.Second}
-	const n = 300
-	for i := 0; i < n; i++ {
-		body := sampleBody("sume", fmt.Sprintf("job_%d", i))
-		for rep := 0; rep < 2; rep++ { // every event delivered twice
-			if status, out := post(t, client, srv.Base+"/webhooks/sume", signSume(sumeSecret, body, time.Now()), []byte(body)); status != 200 {
-				t.Fatalf("delivery %d: %d %v", i, status, out)
-			}
-		}
-	}
-	waitFor(t, 30*time.Second, "every event processed", func() bool {
-		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`) == n
-	})
-	if got := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.seen GROUP BY event_id HAVING count(*) = 1) x`); got != n {
-		t.Fatalf("events handled exactly once: %d of %d (side table %d rows)", got, n, queryInt(t, pool, `SELECT count(*) FROM app.seen`))
-	}
-	if got := queryInt(t, pool, `SELECT count(*) FROM app.seen`); got != n {
-		t.Fatalf("side table rows %d, want %d", got, n)
-	}
+	return h
 }
 
 // recordingHandler records the external ids it handled.
