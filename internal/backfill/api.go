@@ -52,7 +52,7 @@ type Lookup struct {
 }
 
 // StatusAPI asks one provider's API about a gap. Adding a provider is one
-// backfill_<provider>.go file implementing it.
+// file in internal/backfill implementing it, named for its API (sume.go).
 //
 // Lookup returns a *Lookup for a definite answer only. Everything else is an
 // error: an *APIError for an HTTP status that is not an answer or a transport
