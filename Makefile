@@ -54,7 +54,7 @@ test-matrix: postgres ## the SQL suite once per PostgreSQL major, each on its ow
 	  fi; \
 	  ver=$$("$$dir/postgres" --version | awk '{print $$3}'); \
 	  echo "=== PostgreSQL $$ver from $$dir (log: $$log)"; \
-	  env -u PGTESTDB_HOST -u PGTESTDB_PORT -u PGTESTDB_USER -u PGTESTDB_PASSWORD -u DATABASE_URL -u PGINBOX_TEST_DATABASE_URL \
+	  env -u PGTESTDB_HOST -u PGTESTDB_PORT -u PGTESTDB_USER -u PGTESTDB_PASSWORD -u DATABASE_URL \
 	    PGINBOX_PG_BINDIR="$$dir" PATH="$$dir:$$PATH" \
 	    $(WITHPG) $(GO) test $(TEST_FLAGS) $(MATRIX_PKGS) 2>&1 | tee "$$log"; rc=$${PIPESTATUS[0]}; \
 	  secs=$$(( $$(date +%s) - start )); \

@@ -18,8 +18,10 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"testing/fstest"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -94,12 +96,68 @@ func MigrationFiles() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return migrationFiles(fsys)
+}
+
+// migrationFiles returns the names of the migrations at the root of a
+// flattened fsys, in version order.
+func migrationFiles(fsys fs.FS) ([]string, error) {
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// latest is the newest embedded version, computed once: the embedded files
+// cannot change while the program runs.
+var latest = sync.OnceValues(func() (int64, error) {
+	names, err := MigrationFiles()
+	if err != nil {
+		return 0, err
+	}
+	return versionOf(names[len(names)-1])
+})
+
+// versionOf returns the version of a migration file name (NNNNN_....sql).
+func versionOf(name string) (int64, error) {
+	m := migrationName.FindStringSubmatch(name)
+	if m == nil {
+		return 0, fmt.Errorf("migrations: %s: name must be NNNNN_verb_object.sql", name)
+	}
+	return strconv.ParseInt(m[1], 10, 64)
+}
+
+// LatestVersion returns the version of the newest migration this binary
+// embeds: the schema version a database needs to serve this binary.
+func LatestVersion() (int64, error) {
+	return latest()
+}
+
+// RowQuerier is what [AppliedVersion] reads with: a *pgxpool.Pool, *pgx.Conn
+// or pgx.Tx.
+type RowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// AppliedVersion returns the newest migration applied to the database q
+// reads, from [VersionTable]: 0 when none is, or when the table does not
+// exist (a database pginbox never migrated).
+func AppliedVersion(ctx context.Context, q RowQuerier) (int64, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, VersionTable).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int64
+	if err := q.QueryRow(ctx,
+		`SELECT coalesce(max(version_id), 0) FROM `+VersionTable+` WHERE is_applied`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
 }
 
 // NewMigrationProvider returns a goose provider for the pginbox migrations
@@ -186,7 +244,7 @@ func WriteMigrations(dir string) error {
 	if err != nil {
 		return err
 	}
-	names, err := MigrationFiles()
+	names, err := migrationFiles(fsys)
 	if err != nil {
 		return err
 	}

@@ -74,3 +74,22 @@ func TestFlattenRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestVersion: the newest embedded file's number, the same on every call.
+func TestLatestVersion(t *testing.T) {
+	t.Parallel()
+	names, err := MigrationFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(len(names)) // versions run 1..n without holes (TestMigrationsFlattened)
+	for range 2 {
+		got, err := LatestVersion()
+		if err != nil || got != want {
+			t.Fatalf("LatestVersion() = %d, %v; want %d (%s)", got, err, want, names[len(names)-1])
+		}
+	}
+	if _, err := versionOf("1_create_a.sql"); err == nil {
+		t.Fatal("versionOf accepted a misnamed file")
+	}
+}

@@ -121,28 +121,26 @@ func newHTTPSchedule(share float64, late [3][2]int64) *httpSchedule {
 func (s *httpSchedule) Next() (attempt, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for {
-		if len(s.pending) > 0 && (s.pending[0].at <= s.slot || s.stopNew) {
-			return heap.Pop(&s.pending).(attempt), true
-		}
-		if s.stopNew {
-			return attempt{}, false
-		}
-		if s.rng.Float64() < s.rejected {
-			s.forged++
-			return attempt{event: s.forged, n: 1, forged: true}, true
-		}
-		// Start a new event: its first two deliveries go out now, back to
-		// back (two connections send them concurrently), the others later.
-		e := s.next
-		s.next++
-		s.slot++
-		heap.Push(&s.pending, attempt{at: s.slot, event: e, n: 2})
-		for i, l := range s.late {
-			heap.Push(&s.pending, attempt{at: s.slot + l[0] + s.rng.Int64N(l[1]-l[0]+1), event: e, n: 3 + i})
-		}
-		return attempt{at: s.slot, event: e, n: 1}, true
+	if len(s.pending) > 0 && (s.pending[0].at <= s.slot || s.stopNew) {
+		return heap.Pop(&s.pending).(attempt), true
 	}
+	if s.stopNew {
+		return attempt{}, false
+	}
+	if s.rng.Float64() < s.rejected {
+		s.forged++
+		return attempt{event: s.forged, n: 1, forged: true}, true
+	}
+	// Start a new event: its first two deliveries go out now, back to
+	// back (two connections send them concurrently), the others later.
+	e := s.next
+	s.next++
+	s.slot++
+	heap.Push(&s.pending, attempt{at: s.slot, event: e, n: 2})
+	for i, l := range s.late {
+		heap.Push(&s.pending, attempt{at: s.slot + l[0] + s.rng.Int64N(l[1]-l[0]+1), event: e, n: 3 + i})
+	}
+	return attempt{at: s.slot, event: e, n: 1}, true
 }
 
 // StopNew starts no new event; the remaining deliveries of started events
@@ -151,11 +149,4 @@ func (s *httpSchedule) StopNew() {
 	s.mu.Lock()
 	s.stopNew = true
 	s.mu.Unlock()
-}
-
-// Remaining is the number of deliveries still queued.
-func (s *httpSchedule) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.pending)
 }

@@ -39,14 +39,6 @@ func msDist(ms []float64) dist {
 		P99: round3(pct(s, 0.99)), P999: round3(pct(s, 0.999)), Max: round3(s[len(s)-1]), Mean: round3(sum / float64(len(s)))}
 }
 
-func durDist(ds []time.Duration) dist {
-	ms := make([]float64, len(ds))
-	for i, d := range ds {
-		ms[i] = float64(d) / 1e6
-	}
-	return msDist(ms)
-}
-
 // pct is the nearest-rank percentile of sorted values.
 func pct(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {

@@ -145,8 +145,14 @@ func (h *httpHandler) Handle(ctx context.Context, _ pgx.Tx, ev *Event) error {
 	return nil
 }
 
+// defaultHTTPTimeout bounds one POST of an http: handler built without a
+// timeout of its own (the default of PGINBOX_HTTP_TIMEOUT).
+const defaultHTTPTimeout = 30 * time.Second
+
 // ParseHandler builds a handler from PGINBOX_HANDLER: "none" (returns nil,
-// nil), "sql:<schema.function>" or "http:<url>".
+// nil), "sql:<schema.function>" or "http:<url>". httpTimeout bounds each POST
+// of an http: handler; zero (or negative) means the default, 30s, never no
+// timeout. A sql: handler ignores it.
 func ParseHandler(spec string, httpTimeout time.Duration) (Handler, error) {
 	switch {
 	case spec == "" || spec == "none":
@@ -157,6 +163,9 @@ func ParseHandler(spec string, httpTimeout time.Duration) (Handler, error) {
 		u := strings.TrimPrefix(spec, "http:")
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return nil, fmt.Errorf("handler %q: want http:<http(s)://url>", spec)
+		}
+		if httpTimeout <= 0 {
+			httpTimeout = defaultHTTPTimeout
 		}
 		return &httpHandler{URL: u, Client: &http.Client{Timeout: httpTimeout}}, nil
 	default:

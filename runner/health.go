@@ -42,16 +42,9 @@ func (e *schemaError) Error() string {
 // checkSchema verifies the database answers and carries every migration up
 // to version want.
 func checkSchema(ctx context.Context, pool *pgxpool.Pool, want int64) error {
-	var exists bool
-	if err := pool.QueryRow(ctx, `SELECT to_regclass('webhooks.goose_db_version') IS NOT NULL`).Scan(&exists); err != nil {
+	have, err := pginbox.AppliedVersion(ctx, pool)
+	if err != nil {
 		return err
-	}
-	var have int64
-	if exists {
-		err := pool.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM webhooks.goose_db_version WHERE is_applied`).Scan(&have)
-		if err != nil {
-			return err
-		}
 	}
 	if have < want {
 		return &schemaError{Have: have, Want: want}
@@ -59,11 +52,8 @@ func checkSchema(ctx context.Context, pool *pgxpool.Pool, want int64) error {
 	return nil
 }
 
-// latestVersion returns the version of the newest embedded migration.
+// latestVersion returns the version of the newest embedded migration
+// ([pginbox.LatestVersion]).
 func latestVersion() (int64, error) {
-	names, err := pginbox.MigrationFiles()
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(names[len(names)-1][:5], 10, 64)
+	return pginbox.LatestVersion()
 }

@@ -34,9 +34,9 @@ func TestEveryFunctionHasAComment(t *testing.T) {
 	}
 }
 
-// TestContractSignatures: the functions and tables the SQL API documents exist
-// with the argument types it fixes.
-func TestContractSignatures(t *testing.T) {
+// TestPublicSignatures: the functions and tables of the SQL API
+// (docs/reference.md) exist with the argument types it documents.
+func TestPublicSignatures(t *testing.T) {
 	t.Parallel()
 	pool := NewPool(t, 1)
 	// EXPLAIN resolves each call shape (defaults included) without running

@@ -708,10 +708,10 @@ func TestExamplePsqlWalkthrough(t *testing.T) {
 	check()
 }
 
-// TestExampleEmbedRunner goes further than runner.Example:
-// an application embeds the runner with its own runner.Handler, whose writes
-// commit with the event's completion; a handler error fails the event and
-// rolls its writes back.
+// TestExampleEmbedRunner goes further than runner.Example (its own code, not
+// a copy of it): an application embeds the runner with its own
+// runner.Handler, whose writes commit with the event's completion; a handler
+// error fails the event and rolls its writes back.
 func TestExampleEmbedRunner(t *testing.T) {
 	t.Parallel()
 	databaseURL := NewConfig(t).URL()
@@ -719,7 +719,6 @@ func TestExampleEmbedRunner(t *testing.T) {
 	// The application's own table (its own migrations would create it).
 	execSQL(t, pool, `CREATE SCHEMA app; CREATE TABLE app.orders_paid (order_id text PRIMARY KEY, amount numeric NOT NULL)`)
 
-	// --- as in runner/example_test.go ---
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -757,7 +756,6 @@ func TestExampleEmbedRunner(t *testing.T) {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- srv.Run(ctx) }()
-	// --- end of the example ---
 
 	base := "http://" + srv.Addr().String()
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -26,7 +26,7 @@ func TestKillRunnerMidLoad(t *testing.T) {
 	}
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	execSQL(t, pool, sideTableSQL)
+	sideTable(t, pool)
 	port, err := localpg.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestKillRunnerMidLoad(t *testing.T) {
 		"PGINBOX_ADDR":            fmt.Sprintf("127.0.0.1:%d", port),
 		"PGINBOX_PROVIDERS":       "sume=sume",
 		"PGINBOX_SECRET_SUME":     sumeSecret,
-		"PGINBOX_HANDLER":         "sql:app.on_webhook",
+		"PGINBOX_HANDLER":         sideTableHandler,
 		"PGINBOX_WORKERS":         "4",
 		"PGINBOX_BATCH":           "20",
 		"PGINBOX_LEASE":           "2s",

@@ -39,8 +39,7 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	execSQL(t, pool, sideTableSQL)
-	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	h := sideTable(t, pool)
 	srv := startServer(t, url, runner.Config{
 		Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
 		ReconcileEvery: 500 * time.Millisecond, PollInterval: 200 * time.Millisecond,

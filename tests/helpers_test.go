@@ -195,20 +195,25 @@ func httpGet(t *testing.T, url string) string {
 	return string(b)
 }
 
-// roleConn creates a login role (through the server's superuser: the test
-// database's owner may not create roles), lets grant (run as the owner) give
-// it its rights, and returns a connection as that role.
-func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
+// newRole creates the login role role with password "pw" (through the
+// server's superuser: the test database's owner may not create roles), lets
+// grant (run as the owner, at ownerURL; none when "") give it its rights,
+// drops it when the test ends and returns the URL that connects as it.
+func newRole(t *testing.T, ownerURL, role, grant string) string {
 	t.Helper()
 	ctx := context.Background()
-	u, _ := url.Parse(ownerURL)
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := strings.TrimPrefix(u.Path, "/")
+	ident := pgx.Identifier{role}.Sanitize()
 	super, err := pgx.Connect(ctx, SuperuserURL(t, db))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer super.Close(ctx)
-	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, pgx.Identifier{role}.Sanitize())); err != nil {
+	if _, err := super.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, ident)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -218,7 +223,7 @@ func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 		}
 		defer c.Close(ctx)
 		_, _ = c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
-		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, pgx.Identifier{role}.Sanitize()))
+		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, ident))
 	})
 	if grant != "" {
 		owner, err := pgx.Connect(ctx, ownerURL)
@@ -231,7 +236,13 @@ func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 		}
 	}
 	u.User = url.UserPassword(role, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	return u.String()
+}
+
+// roleConn creates role with newRole and returns a connection as it.
+func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), newRole(t, ownerURL, role, grant))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +292,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// sideTableSQL creates app.seen and app.on_webhook(webhooks.events), which
+// records each event it handles there (after pg_sleep(payload.sleep) when the
+// payload has one).
 const sideTableSQL = `
 	CREATE SCHEMA app;
 	CREATE TABLE app.seen (event_id bigint NOT NULL, external_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -292,37 +306,19 @@ const sideTableSQL = `
 	    INSERT INTO app.seen (event_id, external_id) VALUES (e.id, e.external_id);
 	END $$;`
 
-// TestServeSQLHandler: deliveries over HTTP are processed by the sql:
-// handler exactly once each.
-func TestServeSQLHandler(t *testing.T) {
-	t.Parallel()
-	conf := NewConfig(t)
-	pool := PoolFor(t, conf.URL(), 4)
+// sideTableHandler is the handler spec that runs app.on_webhook.
+const sideTableHandler = "sql:app.on_webhook"
+
+// sideTable creates app.seen and app.on_webhook (sideTableSQL) in pool's
+// database and returns the sql: handler that runs it, with a 1s timeout.
+func sideTable(t testing.TB, pool *pgxpool.Pool) runner.Handler {
+	t.Helper()
 	execSQL(t, pool, sideTableSQL)
-	h, err := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	h, err := runner.ParseHandler(sideTableHandler, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 4, BatchSize: 16}, sumeOnly)
-	client := &http.Client{Timeout: 10 * time.Second}
-	const n = 300
-	for i := 0; i < n; i++ {
-		body := sampleBody("sume", fmt.Sprintf("job_%d", i))
-		for rep := 0; rep < 2; rep++ { // every event delivered twice
-			if status, out := post(t, client, srv.Base+"/webhooks/sume", signSume(sumeSecret, body, time.Now()), []byte(body)); status != 200 {
-				t.Fatalf("delivery %d: %d %v", i, status, out)
-			}
-		}
-	}
-	waitFor(t, 30*time.Second, "every event processed", func() bool {
-		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`) == n
-	})
-	if got := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.seen GROUP BY event_id HAVING count(*) = 1) x`); got != n {
-		t.Fatalf("events handled exactly once: %d of %d (side table %d rows)", got, n, queryInt(t, pool, `SELECT count(*) FROM app.seen`))
-	}
-	if got := queryInt(t, pool, `SELECT count(*) FROM app.seen`); got != n {
-		t.Fatalf("side table rows %d, want %d", got, n)
-	}
+	return h
 }
 
 // recordingHandler records the external ids it handled.
@@ -584,7 +580,6 @@ type tcpProxy struct {
 	target string
 	mu     sync.Mutex
 	conns  []*proxied
-	frozen atomic.Int32
 }
 
 type proxied struct {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/peterldowns/pgtestdb"
 
 	"github.com/pginbox/pginbox"
@@ -334,4 +335,52 @@ func run(t *testing.T, env []string, name string, args ...string) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestSchemaVersions: AppliedVersion reads 0 from a database never migrated
+// (no version table), the version goose stopped at after a partial run, and
+// LatestVersion after a full one.
+func TestSchemaVersions(t *testing.T) {
+	t.Parallel()
+	db, conf := emptyDB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, conf.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	applied := func() int64 {
+		t.Helper()
+		v, err := pginbox.AppliedVersion(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := applied(); v != 0 {
+		t.Fatalf("never migrated: AppliedVersion = %d, want 0", v)
+	}
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA webhooks`); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pginbox.NewMigrationProvider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if v := applied(); v != 5 {
+		t.Fatalf("migrated to 5: AppliedVersion = %d", v)
+	}
+	if err := pginbox.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	latest, err := pginbox.LatestVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := applied(); v != latest || latest != int64(migrationCount(t)) {
+		t.Fatalf("fully migrated: AppliedVersion = %d, LatestVersion = %d, %d migrations", v, latest, migrationCount(t))
+	}
 }

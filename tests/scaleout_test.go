@@ -15,12 +15,12 @@ func TestTwoRunnersShareWork(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	execSQL(t, pool, sideTableSQL)
+	sideTable(t, pool)
 	env := map[string]string{
 		"DATABASE_URL":        conf.URL(),
 		"PGINBOX_PROVIDERS":   "sume=sume",
 		"PGINBOX_SECRET_SUME": sumeSecret,
-		"PGINBOX_HANDLER":     "sql:app.on_webhook",
+		"PGINBOX_HANDLER":     sideTableHandler,
 		"PGINBOX_WORKERS":     "3",
 		"PGINBOX_BATCH":       "5",
 		"PGINBOX_LOG_LEVEL":   "warn",

@@ -2,13 +2,13 @@ package tests
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,16 +20,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/testsign"
 )
 
 // The attacks of the security review on the SQL API, one test each: every
 // one of them succeeded before the fix.
-
-func hmacSHA256(secret, msg string) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(msg))
-	return m.Sum(nil)
-}
 
 // jsonHeaders marshals a header map for ingest_signed's headers argument.
 func jsonHeaders(h map[string]string) string {
@@ -37,58 +33,42 @@ func jsonHeaders(h map[string]string) string {
 	return string(b)
 }
 
-// signedHeaders returns headers that sign body for a provider of kind, with
-// key as the header-carried idempotency key where the kind has one.
-func signedHeaders(kind, secret, key, body string, at time.Time) map[string]string {
-	ts := strconv.FormatInt(at.Unix(), 10)
+// signedHeaders returns ingest_signed's headers argument signing body for a
+// provider of kind (package testsign), with key as the header-carried
+// idempotency key where the kind has one.
+func signedHeaders(kind, secret, key, body string, at time.Time) string {
+	var h http.Header
 	switch kind {
 	case "github":
-		return map[string]string{
-			"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(hmacSHA256(secret, body)),
-			"X-GitHub-Delivery":   key, "X-GitHub-Event": "push"}
+		h = testsign.GitHub(secret, body)
+		h.Set("X-GitHub-Delivery", key)
+		h.Set("X-GitHub-Event", "push")
 	case "shopify":
-		return map[string]string{
-			"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(hmacSHA256(secret, body)),
-			"X-Shopify-Event-Id":    key, "X-Shopify-Topic": "orders/create"}
+		h = testsign.Shopify(secret, body)
+		h.Set("X-Shopify-Event-Id", key)
+		h.Set("X-Shopify-Topic", "orders/create")
 	case "stripe":
-		return map[string]string{"Stripe-Signature": "t=" + ts + ",v1=" + hex.EncodeToString(hmacSHA256(secret, ts+"."+body))}
+		h = testsign.Stripe(secret, body, at)
 	default: // sume
-		h := map[string]string{"X-Sume-Timestamp": ts,
-			"X-Sume-Signature": "v1=" + hex.EncodeToString(hmacSHA256(secret, ts+"."+body))}
+		h = testsign.Sume(secret, body, at)
 		if key != "" {
-			h["X-Sume-Event-Id"] = key
+			h.Set("X-Sume-Event-Id", key)
 		}
-		return h
 	}
+	return testsign.JSON(h)
 }
 
-// newGrantedRole creates a login role, gives it grant (run as the owner) and
-// returns its name and a pool connected as it.
+// newGrantedRole creates a login role named prefix and a part of database
+// (newRole), gives it grant and returns its name and a pool connected as it.
 func newGrantedRole(t *testing.T, conf interface{ URL() string }, database, prefix, grant string) (string, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
 	role := prefix + strings.ReplaceAll(database[len(database)-8:], "-", "")
-	su := PoolFor(t, SuperuserURL(t, database), 1)
-	ident := pgx.Identifier{role}.Sanitize()
-	execSQL(t, su, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, ident))
-	t.Cleanup(func() {
-		_, _ = su.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
-		_, _ = su.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, ident))
-	})
-	owner := PoolFor(t, conf.URL(), 1)
-	if grant != "" {
-		if _, err := owner.Exec(ctx, `SELECT webhooks.`+grant+`($1)`, role); err != nil {
-			t.Fatalf("%s(%s): %v", grant, role, err)
-		}
-	}
-	owner.Close()
-	pc, err := pgxpool.ParseConfig(conf.URL())
+	pc, err := pgxpool.ParseConfig(newRole(t, conf.URL(), role, grant))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.ConnConfig.User, pc.ConnConfig.Password = role, "pw"
 	pc.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +95,9 @@ func TestIngestSignedBounds(t *testing.T) {
 	now := time.Now()
 	ts := strconv.FormatInt(now.Unix(), 10)
 	fake := hex.EncodeToString(make([]byte, 32))
-	sumeSig := func(body string) string { return hex.EncodeToString(hmacSHA256(secret, ts+"."+body)) }
+	sumeSig := func(body string) string { return testsign.HMACHex([]byte(secret), ts, ".", body) }
 	whSig := func(id, body string) string {
-		return base64.StdEncoding.EncodeToString(hmacSHA256(secret, id+"."+ts+"."+body))
+		return testsign.HMACBase64([]byte(secret), id, ".", ts, ".", body)
 	}
 	repeat := func(s string, n int, sep string) string { return strings.TrimSuffix(strings.Repeat(s+sep, n), sep) }
 
@@ -143,7 +123,7 @@ func TestIngestSignedBounds(t *testing.T) {
 				"webhook-signature": repeat("v1,"+base64.StdEncoding.EncodeToString(make([]byte, 32)), 8, " ") + " v1," + whSig("msg_9", b)}
 		}, "28000", "pginbox: too many signatures"},
 		{"github header over 4 KiB", "b_github", `{"zen":"big"}`, func(b string) map[string]string {
-			return map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(hmacSHA256(secret, b)) + strings.Repeat("\t", 4100),
+			return map[string]string{"X-Hub-Signature-256": "sha256=" + testsign.HMACHex([]byte(secret), b) + strings.Repeat("\t", 4100),
 				"X-GitHub-Delivery": "d-big", "X-GitHub-Event": "push"}
 		}, "28000", "pginbox: signature header too large"},
 		{"headers over 64 KiB", "b_sume", `{"job_id":"jpad","event":"job.completed"}`, func(b string) map[string]string {
@@ -192,7 +172,7 @@ func TestIngestSignedClockNotChoosable(t *testing.T) {
 
 	old := time.Now().Add(-time.Hour)
 	body := `{"job_id":"job_stale","event":"job.completed"}`
-	headers := jsonHeaders(signedHeaders("sume", secret, "", body, old))
+	headers := signedHeaders("sume", secret, "", body, old)
 	calls := []struct{ name, sql string }{
 		{"ingest_signed with at", `SELECT webhooks.ingest_signed('clock', $1::jsonb, convert_to($2, 'UTF8'), $3)`},
 		{"ingest_signed named at", `SELECT webhooks.ingest_signed(provider => 'clock', headers => $1::jsonb, body => convert_to($2, 'UTF8'), at => $3)`},
@@ -534,7 +514,7 @@ func TestIngestSignedReplayedBody(t *testing.T) {
 			var id int64
 			var outcome string
 			err := pool.QueryRow(ctx, `SELECT event_id, outcome FROM webhooks.ingest_signed($1, $2::jsonb, convert_to($3, 'UTF8'))`,
-				provider, jsonHeaders(signedHeaders(tt.kind, secret, key, body, time.Now())), body).Scan(&id, &outcome)
+				provider, signedHeaders(tt.kind, secret, key, body, time.Now()), body).Scan(&id, &outcome)
 			return id, outcome, err
 		}
 		id, outcome, err := deliver("key-1", tt.body)
@@ -562,7 +542,7 @@ func TestIngestSignedReplayedBody(t *testing.T) {
 		body := `{"id":"` + id + `","type":"charge.succeeded"}`
 		var outcome string
 		if err := pool.QueryRow(ctx, `SELECT outcome FROM webhooks.ingest_signed('r_stripe', $1::jsonb, convert_to($2, 'UTF8'))`,
-			jsonHeaders(signedHeaders("stripe", secret, "", body, time.Now())), body).Scan(&outcome); err != nil || outcome != "created" {
+			signedHeaders("stripe", secret, "", body, time.Now()), body).Scan(&outcome); err != nil || outcome != "created" {
 			t.Errorf("stripe %s: %s, %v", id, outcome, err)
 		}
 	}

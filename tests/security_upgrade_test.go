@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -58,19 +57,10 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 		t.Fatalf("up to %d: %v", before, err)
 	}
 
-	su := PoolFor(t, SuperuserURL(t, conf.Database), 1)
 	suffix := strings.ReplaceAll(conf.Database[len(conf.Database)-8:], "-", "")
-	roles := map[string]string{"grant_ingest": "pginbox_upi_" + suffix, "grant_reader": "pginbox_upr_" + suffix}
-	for grant, role := range roles {
-		ident := pgx.Identifier{role}.Sanitize()
-		execSQL(t, su, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw'`, ident))
-		t.Cleanup(func() {
-			_, _ = su.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
-			_, _ = su.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE %[1]s`, ident))
-		})
-		if _, err := db.ExecContext(ctx, `SELECT webhooks.`+grant+`($1)`, role); err != nil {
-			t.Fatalf("%s: %v", grant, err)
-		}
+	roles := map[string]string{}
+	for grant, role := range map[string]string{"grant_ingest": "pginbox_upi_" + suffix, "grant_reader": "pginbox_upr_" + suffix} {
+		roles[grant] = newRole(t, conf.URL(), role, grant)
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO webhooks.expectations (provider, external_id, deadline, status_url)
 		VALUES ('sume', 'g1', now() - interval '1 hour', 'https://api.sume.dev/s?token=presigned')`); err != nil {
@@ -80,10 +70,8 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 		t.Fatalf("up: %v", err)
 	}
 
-	as := func(role string) *pgx.Conn {
-		rc := *conf
-		rc.User, rc.Password = role, "pw"
-		c, err := pgx.Connect(ctx, rc.URL())
+	as := func(roleURL string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, roleURL)
 		if err != nil {
 			t.Fatal(err)
 		}

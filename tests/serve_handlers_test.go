@@ -17,6 +17,35 @@ import (
 	"github.com/pginbox/pginbox/runner"
 )
 
+// TestServeSQLHandler: deliveries over HTTP are processed by the sql:
+// handler exactly once each.
+func TestServeSQLHandler(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 4)
+	h := sideTable(t, pool)
+	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 4, BatchSize: 16}, sumeOnly)
+	client := &http.Client{Timeout: 10 * time.Second}
+	const n = 300
+	for i := 0; i < n; i++ {
+		body := sampleBody("sume", fmt.Sprintf("job_%d", i))
+		for rep := 0; rep < 2; rep++ { // every event delivered twice
+			if status, out := post(t, client, srv.Base+"/webhooks/sume", signSume(sumeSecret, body, time.Now()), []byte(body)); status != 200 {
+				t.Fatalf("delivery %d: %d %v", i, status, out)
+			}
+		}
+	}
+	waitFor(t, 30*time.Second, "every event processed", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`) == n
+	})
+	if got := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.seen GROUP BY event_id HAVING count(*) = 1) x`); got != n {
+		t.Fatalf("events handled exactly once: %d of %d (side table %d rows)", got, n, queryInt(t, pool, `SELECT count(*) FROM app.seen`))
+	}
+	if got := queryInt(t, pool, `SELECT count(*) FROM app.seen`); got != n {
+		t.Fatalf("side table rows %d, want %d", got, n)
+	}
+}
+
 // TestServeSQLHandlerLostLease: a handler still running when its lease is
 // rescued and re-claimed has its completion refused and its writes rolled
 // back; the rest of its batch is unaffected.
@@ -24,8 +53,7 @@ func TestServeSQLHandlerLostLease(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	execSQL(t, pool, sideTableSQL)
-	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	h := sideTable(t, pool)
 	// The slow event comes first in its batch, a quick one after it.
 	execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', 'slow', 'job.completed', '{"sleep": 3}')`)
 	execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', 'quick', 'job.completed', '{}')`)
@@ -191,8 +219,7 @@ func TestServeSQLHandlerBatchFallback(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	execSQL(t, pool, sideTableSQL)
-	h, _ := runner.ParseHandler("sql:app.on_webhook", time.Second)
+	h := sideTable(t, pool)
 	for i := 0; i < 5; i++ {
 		execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', $1, 'job.completed', '{}')`, fmt.Sprintf("quick_%d", i))
 	}

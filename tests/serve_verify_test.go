@@ -28,7 +28,6 @@ func TestServeVerification(t *testing.T) {
 		name       string
 		kind       string
 		mutate     func(kind string, h http.Header, body *string, secret *string, at *time.Time)
-		signed     bool // the kind signs a timestamp
 		wantStatus int
 		wantReason string
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -450,18 +451,6 @@ func TestSignedEqualCT(t *testing.T) {
 	}
 }
 
-// sumeDelivery signs body for Sume at the given time.
-func sumeDelivery(secret string, at time.Time, body string) string {
-	ts := strconv.FormatInt(at.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + "." + body))
-	h, _ := json.Marshal(map[string]string{
-		"X-Sume-Timestamp": ts,
-		"X-Sume-Signature": "v1=" + hex.EncodeToString(m.Sum(nil)),
-	})
-	return string(h)
-}
-
 // TestSignedSecretsOwnerOnly checks that a role granted EXECUTE on
 // ingest_signed can ingest verified deliveries but cannot read the secrets,
 // configure providers or move the tolerance clock.
@@ -511,7 +500,7 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 	var id int64
 	var outcome string
 	if err := pool.QueryRow(ctx, `SELECT event_id, outcome FROM webhooks.ingest_signed('live', $1::jsonb, $2)`,
-		sumeDelivery(secret, time.Now(), body), []byte(body)).Scan(&id, &outcome); err != nil {
+		testsign.JSON(testsign.Sume(secret, body, time.Now())), []byte(body)).Scan(&id, &outcome); err != nil {
 		t.Fatalf("ingest_signed as %s: %v", role, err)
 	}
 	if outcome != "created" {
@@ -523,24 +512,24 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 
 	// A forged delivery: refused, nothing written.
 	_, err = pool.Exec(ctx, `SELECT webhooks.ingest_signed('live', $1::jsonb, $2)`,
-		sumeDelivery("guessed-secret", time.Now(), body), []byte(strings.Replace(body, "_1", "_2", 1)))
+		testsign.JSON(testsign.Sume("guessed-secret", body, time.Now())), []byte(strings.Replace(body, "_1", "_2", 1)))
 	wantPgError(t, err, "28000", "pginbox: signature mismatch")
 
 	// A replay of an old delivery cannot be let in by turning the clock back.
 	old := time.Now().Add(-time.Hour)
 	oldBody := `{"event":"job.completed","job_id":"job_old"}`
 	_, err = pool.Exec(ctx, `SELECT webhooks._ingest_signed_at('live', $1::jsonb, $2, $3)`,
-		sumeDelivery(secret, old, oldBody), []byte(oldBody), old)
+		testsign.JSON(testsign.Sume(secret, oldBody, old)), []byte(oldBody), old)
 	wantPgError(t, err, "42501", "permission denied")
 	_, err = pool.Exec(ctx, `SELECT webhooks.ingest_signed('live', $1::jsonb, $2)`,
-		sumeDelivery(secret, old, oldBody), []byte(oldBody))
+		testsign.JSON(testsign.Sume(secret, oldBody, old)), []byte(oldBody))
 	wantPgError(t, err, "28000", "pginbox: timestamp out of tolerance")
 	if n := queryInt(t, owner, `SELECT count(*) FROM webhooks.events WHERE provider = 'live'`); n != 1 {
 		t.Fatalf("%d rows for provider live, want 1", n)
 	}
 	// The owner, who can read the secrets anyway, may.
 	execSQL(t, owner, `SELECT webhooks._ingest_signed_at('live', $1::jsonb, $2, $3)`,
-		sumeDelivery(secret, old, oldBody), []byte(oldBody), old)
+		testsign.JSON(testsign.Sume(secret, oldBody, old)), []byte(oldBody), old)
 }
 
 // TestSignedSecretsNeverInErrors checks set_provider's validation errors name
@@ -611,7 +600,7 @@ func TestSignedProviders(t *testing.T) {
 	ingestAs := func(secret string) (string, error) {
 		var outcome string
 		err := pool.QueryRow(ctx, `SELECT outcome FROM webhooks.ingest_signed('rot', $1::jsonb, $2)`,
-			sumeDelivery(secret, time.Now(), body), []byte(body)).Scan(&outcome)
+			testsign.JSON(testsign.Sume(secret, body, time.Now())), []byte(body)).Scan(&outcome)
 		return outcome, err
 	}
 

@@ -52,7 +52,7 @@ type Lookup struct {
 }
 
 // StatusAPI asks one provider's API about a gap. Adding a provider is one
-// backfill_<provider>.go file implementing it.
+// file in internal/backfill implementing it, named for its API (sume.go).
 //
 // Lookup returns a *Lookup for a definite answer only. Everything else is an
 // error: an *APIError for an HTTP status that is not an answer or a transport
@@ -79,7 +79,9 @@ var ErrUnauthorized = errors.New("the provider refused the API key")
 // APIError is a provider API call that gave no answer: an HTTP status other
 // than the API's definite answers, or a transport failure (StatusCode 0).
 type APIError struct {
-	Provider   string
+	// Provider is the provider whose API was called.
+	Provider string
+	// ExternalID is the id the call asked about.
 	ExternalID string
 	// StatusCode is the HTTP status, 0 when no response arrived.
 	StatusCode int
@@ -127,9 +129,12 @@ func (e *APIError) Retryable() bool {
 // object, no status, an id other than the one asked about. Run logs and
 // counts it and changes nothing: it never guesses.
 type MalformedError struct {
-	Provider   string
+	// Provider is the provider whose API answered.
+	Provider string
+	// ExternalID is the id the call asked about.
 	ExternalID string
-	Reason     string
+	// Reason says what is wrong with the response.
+	Reason string
 }
 
 // Error names the provider, the id and the reason.
@@ -141,7 +146,9 @@ func (e *MalformedError) Error() string {
 // (401 or 403): that provider's remaining gaps were not looked up and nothing
 // of it was tombstoned.
 type AuthError struct {
-	Provider   string
+	// Provider is the provider that refused the key.
+	Provider string
+	// StatusCode is the refusing HTTP status, 401 or 403.
 	StatusCode int
 }
 

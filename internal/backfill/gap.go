@@ -12,10 +12,15 @@ import (
 // Gap is an expected event that did not arrive by its deadline: one row of
 // webhooks.find_gaps().
 type Gap struct {
-	Provider   string    `json:"provider"`
-	ExternalID string    `json:"external_id"`
-	StatusURL  string    `json:"status_url,omitempty"`
-	Deadline   time.Time `json:"deadline"`
+	// Provider is the provider the event was expected from.
+	Provider string `json:"provider"`
+	// ExternalID is the provider's id of the expected event.
+	ExternalID string `json:"external_id"`
+	// StatusURL is the provider's status URL given to webhooks.expect, empty
+	// when none was given or the caller may not read it.
+	StatusURL string `json:"status_url,omitempty"`
+	// Deadline is when the event should have arrived by.
+	Deadline time.Time `json:"deadline"`
 }
 
 // FindGaps returns up to limit gaps (webhooks.find_gaps), oldest deadline

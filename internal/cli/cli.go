@@ -28,9 +28,12 @@ type Env func(string) string
 
 // App carries what every subcommand needs.
 type App struct {
+	// Stdout and Stderr receive a command's output and its errors.
 	Stdout, Stderr io.Writer
-	Getenv         Env
-	Log            *slog.Logger
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv Env
+	// Log is the commands' logger; nil means JSON warnings and errors on Stderr.
+	Log *slog.Logger
 }
 
 // ErrUsage marks a command line that could not be understood.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -50,17 +49,10 @@ func migrate(ctx context.Context, app App, args []string) error {
 	return nil
 }
 
-// schemaVersion returns the newest applied migration (0 for none).
+// schemaVersion returns the newest applied migration (0 for none):
+// [pginbox.AppliedVersion].
 func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	var v *int64
-	err := pool.QueryRow(ctx, `SELECT max(version_id) FROM `+pginbox.VersionTable+` WHERE is_applied`).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	if v == nil {
-		return 0, nil
-	}
-	return *v, nil
+	return pginbox.AppliedVersion(ctx, pool)
 }
 
 // version is `pginbox version`: the binary's and, with DATABASE_URL, the
@@ -81,8 +73,11 @@ func version(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	latest := strings.SplitN(names[len(names)-1], "_", 2)[0]
-	fmt.Fprintf(app.Stdout, "pginbox %s (%s), embedded migrations: %d (latest %s)\n",
+	latest, err := pginbox.LatestVersion()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "pginbox %s (%s), embedded migrations: %d (latest %05d)\n",
 		binaryVersion(), runtime.Version(), len(names), latest)
 	if env.DatabaseURL == "" {
 		return nil // never start the embedded cluster just to print a version

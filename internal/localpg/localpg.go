@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // Superuser is the bootstrap role initdb creates; local connections trust it.
@@ -349,21 +348,4 @@ func lastLines(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// WaitReady polls until dial succeeds or ctx ends; a helper for callers
-// that restart the server.
-func (c *Cluster) WaitReady(ctx context.Context) error {
-	for {
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", c.Port), time.Second)
-		if err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("localpg: wait ready: %w", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -16,10 +16,13 @@ import (
 
 // Throwaway is a Postgres server started for one test run.
 type Throwaway struct {
-	// Host, Port, User and Password say how to connect as a superuser.
-	Host     string
-	Port     int
-	User     string
+	// Host is the server's host name or address.
+	Host string
+	// Port is the server's TCP port.
+	Port int
+	// User is a superuser to connect as.
+	User string
+	// Password is User's password.
 	Password string
 	// Via names where the server runs: the local binaries or Docker.
 	Via string

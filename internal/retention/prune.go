@@ -23,9 +23,12 @@ const (
 
 // Report is what one retention run removed.
 type Report struct {
+	// PayloadsPruned counts the processed events whose payload was dropped.
 	PayloadsPruned int64 `json:"payloads_pruned"`
-	EventsDeleted  int64 `json:"events_deleted"`
-	Calls          int   `json:"calls"`
+	// EventsDeleted counts the finished events deleted whole.
+	EventsDeleted int64 `json:"events_deleted"`
+	// Calls counts the webhooks.prune calls (one short transaction each).
+	Calls int `json:"calls"`
 }
 
 // Querier is what Prune needs of a pool or a connection.

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -81,4 +82,21 @@ func StandardWebhooks(secret, id, body string, at time.Time) http.Header {
 	h.Set("Webhook-Timestamp", ts)
 	h.Set("Webhook-Signature", "v1,"+HMACBase64(key, id, ".", ts, ".", body))
 	return h
+}
+
+// JSON returns h as the JSON object of header name to value that
+// webhooks.ingest_signed takes as its headers argument (the first value of
+// each header).
+func JSON(h http.Header) string {
+	m := make(map[string]string, len(h))
+	for name, values := range h {
+		if len(values) > 0 {
+			m[name] = values[0]
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return string(b)
 }

@@ -18,9 +18,6 @@ import (
 // macHex returns hex(HMAC-SHA256(key, msg)).
 func macHex(key, msg string) string { return testsign.HMACHex([]byte(key), msg) }
 
-// macBase64 returns base64(HMAC-SHA256(key, msg)).
-func macBase64(key []byte, msg string) string { return testsign.HMACBase64(key, msg) }
-
 // sumeHeaders signs a Sume delivery at unix time ts.
 func sumeHeaders(secret string, ts int64, body string) http.Header {
 	return testsign.Sume(secret, body, time.Unix(ts, 0))

@@ -31,6 +31,8 @@ END;
 $$;
 -- +goose StatementEnd
 
+REVOKE EXECUTE ON FUNCTION webhooks.grant_ingest(text) FROM PUBLIC;
+
 COMMENT ON FUNCTION webhooks.grant_ingest(text) IS
   'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing '
   'else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use '

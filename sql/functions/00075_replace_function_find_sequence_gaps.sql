@@ -67,6 +67,8 @@ END;
 $$;
 -- +goose StatementEnd
 
+REVOKE EXECUTE ON FUNCTION webhooks.find_sequence_gaps(text, bigint, bigint) FROM PUBLIC;
+
 COMMENT ON FUNCTION webhooks.find_sequence_gaps(text, bigint, bigint) IS
   'For a provider whose ids form a numeric sequence: the ids in [from_seq, to_seq] (inclusive) neither '
   'received nor tombstoned, in order, as text. Cost follows the received rows in the window, not its width. '

@@ -36,6 +36,8 @@ AS $$
 $$;
 -- +goose StatementEnd
 
+REVOKE EXECUTE ON FUNCTION webhooks.find_gaps(text) FROM PUBLIC;
+
 COMMENT ON FUNCTION webhooks.find_gaps(text) IS
   'Expected ids (webhooks.expect()) past their deadline with no event and no tombstone, oldest deadline first; '
   'all providers when provider is NULL. Reads only open expectations (partial index expectations_open_idx). '

@@ -54,6 +54,8 @@ END;
 $$;
 -- +goose StatementEnd
 
+REVOKE EXECUTE ON FUNCTION webhooks.grant_reader(text) FROM PUBLIC;
+
 COMMENT ON FUNCTION webhooks.grant_reader(text) IS
   'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, contradictions, '
   'gaps and events, except events.payload, events.body_sha256, expectations.status_url and contradictions.detail '

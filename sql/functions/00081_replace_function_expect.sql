@@ -88,6 +88,8 @@ END;
 $$;
 -- +goose StatementEnd
 
+REVOKE EXECUTE ON FUNCTION webhooks.expect(text, text, timestamptz, text) FROM PUBLIC;
+
 COMMENT ON FUNCTION webhooks.expect(text, text, timestamptz, text) IS
   'Records that a webhook for (provider, external_id) should arrive by deadline, optionally with the '
   'provider''s status_url (an absolute http(s) URL) for backfill. Idempotent: a repeat call on an open expectation '

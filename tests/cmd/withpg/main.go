@@ -1,7 +1,7 @@
 // Command withpg runs a command with a throwaway PostgreSQL cluster: it
 // starts one from the local binaries with test settings, exports
-// PGTESTDB_HOST/PORT/USER/PASSWORD (and PGINBOX_TEST_DATABASE_URL) to the
-// command, waits for it, then stops and removes the cluster.
+// PGTESTDB_HOST/PORT/USER/PASSWORD to the command, waits for it, then stops
+// and removes the cluster.
 //
 //	go run ./tests/cmd/withpg -- go test ./...
 //
@@ -57,7 +57,6 @@ func run(args []string) int {
 			"PGTESTDB_PORT="+strconv.Itoa(s.Port),
 			"PGTESTDB_USER="+s.User,
 			"PGTESTDB_PASSWORD="+s.Password,
-			"PGINBOX_TEST_DATABASE_URL="+s.URL("postgres"),
 		)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
