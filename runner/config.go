@@ -80,6 +80,8 @@ type Config struct {
 	// scheduled reconcile pass; ConfigFromEnv sets them from
 	// PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>. Empty: no backfill.
 	backfill map[string]backfill.StatusAPI
+	// backfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT).
+	backfillTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -111,6 +113,7 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepKeys, retention.DefaultKeepKeys)
 	def(&c.PruneEvery, time.Hour)
 	def(&c.IngestTimeout, 10*time.Second)
+	def(&c.backfillTimeout, 2*time.Minute)
 	if c.Providers == nil {
 		c.Providers = map[string]verify.Provider{}
 	}
@@ -194,5 +197,6 @@ func configFrom(env envconfig.Settings) (Config, error) {
 	if c.backfill, err = backfill.APIs(env.Kinds(), env.Endpoint, nil); err != nil {
 		return c, err
 	}
+	c.backfillTimeout = env.BackfillTimeout
 	return c, nil
 }

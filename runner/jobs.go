@@ -3,18 +3,25 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/internal/views"
 )
 
-// addJobs registers the scheduled jobs: reconciliation (followed by
-// backfill), view refresh plus anomaly checks, and retention.
+// addJobs registers the scheduled jobs: reconciliation, backfill (asked for
+// by each scheduled reconcile pass), view refresh plus anomaly checks, and
+// retention.
 func (s *Server) addJobs() {
 	s.jobs["reconcile"] = newJob("reconcile", s.cfg.ReconcileEvery, s.reconcile)
 	s.jobs["checks"] = newJob("checks", s.cfg.ChecksEvery, s.checks)
 	s.jobs["prune"] = newJob("prune", s.cfg.PruneEvery, s.prune)
+	if len(s.cfg.backfill) > 0 {
+		// Triggered after each scheduled reconcile pass, never on a clock of its own.
+		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
+		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
+	}
 }
 
 // prune enforces retention in short transactions: webhooks.prune() is
@@ -33,23 +40,38 @@ func (s *Server) prune(ctx context.Context, trigger string) error {
 }
 
 // reconcile runs one pass of webhooks.reconcile() (which skips itself when
-// another pass holds its lock) and, after scheduled passes, backfills.
+// another pass holds its lock) and, after scheduled passes, asks the backfill
+// job for a pass: backfill is a job of its own, so a slow or hung provider
+// API never delays the next reconcile pass (and its lease rescue).
 func (s *Server) reconcile(ctx context.Context, trigger string) error {
 	var out []byte
 	if err := s.work.QueryRow(ctx, `SELECT webhooks.reconcile($1)`, trigger).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	s.log.Info("reconcile pass", "trigger", trigger, "result", string(out))
-	if trigger != "schedule" || len(s.cfg.backfill) == 0 {
-		return nil
+	if trigger == "schedule" && s.jobs["backfill"] != nil {
+		s.jobs["backfill"].Trigger("schedule")
 	}
+	return nil
+}
+
+// backfill runs one backfill pass, bounded by its deadline, skipping the
+// providers whose API kept failing (s.backoff).
+func (s *Server) backfill(ctx context.Context, _ string) error {
 	// backfill.Run logs its own "backfill pass" line, under component=backfill.
-	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, backfill.Options{Logger: s.log})
+	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, backfill.Options{
+		Logger: s.log, PassTimeout: s.cfg.backfillTimeout, Backoff: s.backoff,
+	})
 	s.metrics.backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
 	s.metrics.backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
 	s.metrics.backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
 	s.metrics.backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
 	s.metrics.backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
+	for provider, reasons := range rep.RefusedBy {
+		for reason, n := range reasons {
+			s.metrics.backfillRefused.WithLabelValues(provider, reason).Add(float64(n))
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}

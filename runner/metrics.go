@@ -31,6 +31,7 @@ type metrics struct {
 	scheduledRuns    *prometheus.CounterVec // job, result
 	pruned           *prometheus.CounterVec // kind: payload|event
 	backfill         *prometheus.CounterVec // outcome
+	backfillRefused  *prometheus.CounterVec // provider, reason
 }
 
 // newMetrics registers the runner's metrics, the Go and process collectors,
@@ -69,11 +70,14 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
 		scheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
 		backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
-		pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
+		backfillRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_refused_total",
+			Help: "Backfill requests not made or answers not taken (status_url on another origin, redirect, refused dial), by provider and reason."},
+			[]string{"provider", "reason"}),
+		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.deliveries, m.rejections, m.requestSeconds, m.ingestSeconds, m.claimed, m.completed,
 		m.failed, m.lostLeases, m.released, m.handlerSeconds, m.handlerPanics, m.batchFallbacks, m.listenerConnects, m.wakeups,
-		m.notifies, m.scheduledRuns, m.pruned, m.backfill,
+		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/backfill"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -33,6 +34,7 @@ type Server struct {
 	workers  *workerPool
 	notifier *notifier
 	jobs     map[string]*job
+	backoff  *backfill.Backoff // providers whose API keeps failing
 	mux      *http.ServeMux
 
 	// schemaVersion is the newest migration this binary embeds: /readyz

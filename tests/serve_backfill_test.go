@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,5 +63,56 @@ func TestServeBackfillsAfterScheduledReconcile(t *testing.T) {
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'schedule'`); n < 1 {
 		t.Fatal("no scheduled reconcile pass recorded")
+	}
+}
+
+// TestServeBackfillHungAPIDoesNotStallReconcile: a provider API that
+// accepts connections and never answers must not hold up reconciliation
+// (lease rescue): scheduled reconcile passes keep their pace while backfill,
+// a job of its own, gives up at its pass deadline (PGINBOX_BACKFILL_TIMEOUT).
+func TestServeBackfillHungAPIDoesNotStallReconcile(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	var mu sync.Mutex
+	var held []time.Duration // how long each abandoned request was held
+	release := make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+			mu.Lock()
+			held = append(held, time.Since(start))
+			mu.Unlock()
+		case <-release:
+		}
+	}))
+	defer api.Close()
+	defer close(release)
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": sumeSecret,
+		"PGINBOX_API_URL_SUME": api.URL, "PGINBOX_API_KEY_SUME": "sume-api-key",
+		"PGINBOX_BACKFILL_TIMEOUT": "1s",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 200 * time.Millisecond
+	execSQL(t, pool, `SELECT webhooks.expect('sume', 'job_hung', now() - interval '1 minute')`)
+	srv := startServer(t, conf.URL(), cfg, nil)
+	time.Sleep(4 * time.Second)
+	passes := queryInt(t, pool, `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'schedule'`)
+	srv.Stop(t)
+	// 20 passes are due in 4 s; a reconcile that waited behind the hung API
+	// would manage one.
+	t.Logf("%d scheduled reconcile passes in 4s with a hung API", passes)
+	if passes < 8 {
+		t.Fatalf("%d scheduled reconcile passes in 4s, want at least 8 (every 200ms)", passes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(held) == 0 || held[0] < 700*time.Millisecond || held[0] > 3*time.Second {
+		t.Fatalf("the hung request was abandoned after %v, want about the 1s pass deadline", held)
 	}
 }

@@ -142,3 +142,13 @@ func lastBody(replies []fakeReply) string {
 	}
 	return replies[len(replies)-1].body
 }
+
+// mustSume returns a SumeAPI for provider on base.
+func mustSume(t *testing.T, provider, base, key string) *SumeAPI {
+	t.Helper()
+	api, err := NewSumeAPI(provider, base, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -66,11 +67,9 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	var apis map[string]backfill.StatusAPI
-	if *doBackfill {
-		if apis, err = backfill.APIs(env.Kinds(), env.Endpoint, &http.Client{}); err != nil {
-			return err
-		}
+	apis, err := backfill.APIs(env.Kinds(), env.Endpoint, app.Log)
+	if err != nil {
+		return err
 	}
 	pool, closePool, err := openPool(ctx, app, env)
 	if err != nil {
@@ -80,7 +79,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 
 	if *doBackfill {
 		report, err := backfill.Run(ctx, pool, apis, backfill.Options{
-			Provider: *provider, MaxGaps: *limit, Logger: app.Log,
+			Provider: *provider, MaxGaps: *limit, Logger: app.Log, PassTimeout: env.BackfillTimeout,
 		})
 		if *asJSON {
 			enc := json.NewEncoder(app.Stdout)
@@ -89,9 +88,14 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			}
 		} else {
 			fmt.Fprintf(app.Stdout, "gaps %d: ingested %d, duplicates %d, tombstoned %d, postponed %d, "+
-				"skipped %d, failed %d, malformed %d, unauthorized %d (%d requests)\n",
+				"skipped %d, failed %d, malformed %d, unauthorized %d, refused %d (%d requests)\n",
 				report.Gaps, report.Ingested, report.Duplicates, report.Tombstoned, report.Postponed,
-				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Requests)
+				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Refused, report.Requests)
+			for _, p := range slices.Sorted(maps.Keys(report.RefusedBy)) {
+				for _, reason := range slices.Sorted(maps.Keys(report.RefusedBy[p])) {
+					fmt.Fprintf(app.Stdout, "refused %s: %d %s\n", p, report.RefusedBy[p][reason], reason)
+				}
+			}
 		}
 		return err
 	}
@@ -99,6 +103,9 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
 	if err != nil {
 		return err
+	}
+	for i, g := range gaps {
+		gaps[i].Backfill = backfill.Verdict(apis, g)
 	}
 	if *asJSON {
 		if gaps == nil {
@@ -112,10 +119,10 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tSTATUS_URL")
+	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tBACKFILL\tSTATUS_URL")
 	for _, g := range gaps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
-			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.StatusURL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
+			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.Backfill, g.StatusURL)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

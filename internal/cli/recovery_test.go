@@ -116,6 +116,21 @@ func TestGapsCommand(t *testing.T) {
 		t.Fatalf("after backfill: %q", out)
 	}
 
+	// A status_url on another origin is shown, never requested, and counted.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the foreign status_url was requested: %s", r.URL)
+	}))
+	defer evil.Close()
+	mustExec(t, pool, `SELECT webhooks.expect('sume', 'job_3', now() - interval '1 minute', $1)`, evil.URL+"/steal")
+	code, out, _ = runCLI(t, env, "gaps", "--provider", "sume")
+	if code != 0 || !strings.Contains(out, "refused: foreign_origin") {
+		t.Fatalf("listing a foreign status_url: exit %d\n%s", code, out)
+	}
+	code, out, errOut = runCLI(t, env, "gaps", "--backfill", "--provider", "sume")
+	if code != 0 || !strings.Contains(out, "refused 1") || !strings.Contains(out, "refused sume: 1 foreign_origin") {
+		t.Fatalf("backfill of a foreign status_url: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
 	env["PGINBOX_PROVIDERS"] = "sume"
 	if code, _, errOut = runCLI(t, env, "gaps", "--backfill"); code != 1 || !strings.Contains(errOut, "is not name=kind") {
 		t.Fatalf("bad PGINBOX_PROVIDERS: exit %d, %q", code, errOut)

@@ -67,6 +67,12 @@ type Settings struct {
 	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
 	IngestTimeout                                                                time.Duration
 
+	// BackfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT), default 2m.
+	BackfillTimeout time.Duration
+	// BackfillLookback is how far back the first event-log pass of a provider
+	// reads (PGINBOX_BACKFILL_LOOKBACK), default 72h.
+	BackfillLookback time.Duration
+
 	PollOnly    bool   // PGINBOX_LISTEN=false
 	SkipMigrate bool   // PGINBOX_MIGRATE=false
 	ListenURL   string // PGINBOX_LISTEN_URL
@@ -179,6 +185,8 @@ func (s *Settings) readDurations(getenv func(string) string) error {
 		{"PGINBOX_KEEP_KEYS", &s.KeepKeys, false},
 		{"PGINBOX_PRUNE_EVERY", &s.PruneEvery, true},
 		{"PGINBOX_INGEST_TIMEOUT", &s.IngestTimeout, false},
+		{"PGINBOX_BACKFILL_TIMEOUT", &s.BackfillTimeout, false},
+		{"PGINBOX_BACKFILL_LOOKBACK", &s.BackfillLookback, false},
 	}
 	for _, d := range durations {
 		v := getenv(d.name)
