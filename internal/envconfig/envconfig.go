@@ -258,6 +258,7 @@ func readProviders(getenv func(string) string) ([]Provider, error) {
 	}
 	var providers []Provider
 	seen := map[string]bool{}
+	byVar := map[string]string{} // PGINBOX_SECRET_<NAME> → the provider it belongs to
 	for _, item := range strings.Split(list, ",") {
 		name, kind, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, kind = strings.TrimSpace(name), strings.TrimSpace(kind)
@@ -269,6 +270,12 @@ func readProviders(getenv func(string) string) ([]Provider, error) {
 		}
 		seen[name] = true
 		p := Provider{Name: name, Kind: kind, SecretVar: "PGINBOX_SECRET_" + Name(name)}
+		if other, ok := byVar[p.SecretVar]; ok {
+			return nil, &Error{"PGINBOX_PROVIDERS", fmt.Sprintf(
+				"providers %q and %q would share %s (and PGINBOX_API_URL_%s, PGINBOX_API_KEY_%s): rename one",
+				other, name, p.SecretVar, Name(name), Name(name))}
+		}
+		byVar[p.SecretVar] = name
 		for _, s := range strings.Split(getenv(p.SecretVar), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				p.Secrets = append(p.Secrets, s)

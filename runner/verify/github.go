@@ -39,6 +39,9 @@ func (p *github) Verify(h http.Header, body []byte, _ time.Time) error {
 
 // parseGitHubSignature returns the signature of an X-Hub-Signature-256 header.
 func parseGitHubSignature(header string) ([]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return nil, unauthorized(ReasonSignatureMissing)

@@ -47,7 +47,13 @@ func (p *sume) Verify(h http.Header, body []byte, now time.Time) error {
 // parseSumeSignature returns the well-formed v1 signatures of an
 // X-Sume-Signature header.
 func parseSumeSignature(header string) ([][]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	entries := strings.FieldsFunc(header, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if err := checkBounds(header, len(entries)); err != nil {
+		return nil, err
+	}
 	if len(entries) == 0 {
 		return nil, unauthorized(ReasonSignatureMissing)
 	}
