@@ -292,6 +292,10 @@ func printTable(w io.Writer, r *results, s summary) {
 		for _, p := range r.SQL.Pairs {
 			fmt.Fprintf(tw, "SQL ingest %s, %d conns\t%s/s\tplain insert %s/s, ratio %.2f; xids/delivery %.2f vs %.2f\n", p.Mode, p.Conns,
 				num(p.Ingest.PerS), num(p.Raw.PerS), p.Ratio, p.Ingest.XIDsPer, p.Raw.XIDsPer)
+			if d := p.Digest; d != nil {
+				fmt.Fprintf(tw, "SQL ingest with body digest %s, %d conns\t%s/s\t%.2f× of without (unsigned keys: github, shopify, header-keyed sume); call p50 %.2f ms vs %.2f ms\n",
+					p.Mode, p.Conns, num(d.PerS), p.DigestRatio, d.CallMS.P50, p.Ingest.CallMS.P50)
+			}
 		}
 	}
 	if r.Notify != nil {

@@ -32,6 +32,9 @@ type metrics struct {
 	pruned           *prometheus.CounterVec // kind: payload|event
 	backfill         *prometheus.CounterVec // outcome
 	backfillRefused  *prometheus.CounterVec // provider, reason
+	// unsignedConflicts counts deliveries refused for carrying a different
+	// body under a stored key the provider does not sign.
+	unsignedConflicts *prometheus.CounterVec // provider
 }
 
 // newMetrics registers the runner's metrics, the Go and process collectors,
@@ -73,11 +76,14 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		backfillRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_refused_total",
 			Help: "Backfill requests not made or answers not taken (status_url on another origin, redirect, refused dial), by provider and reason."},
 			[]string{"provider", "reason"}),
+		unsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
+			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
+			[]string{"provider"}),
 		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.deliveries, m.rejections, m.requestSeconds, m.ingestSeconds, m.claimed, m.completed,
 		m.failed, m.lostLeases, m.released, m.handlerSeconds, m.handlerPanics, m.batchFallbacks, m.listenerConnects, m.wakeups,
-		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused,
+		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused, m.unsignedConflicts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

@@ -122,5 +122,5 @@ func (p *standardWebhooks) Identify(h http.Header, body []byte) (Delivery, error
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
 }

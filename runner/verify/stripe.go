@@ -109,5 +109,5 @@ func (p *stripe) Identify(h http.Header, body []byte) (Delivery, error) {
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
 }

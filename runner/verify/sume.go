@@ -86,6 +86,7 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 	}
 	headerID := h.Get("X-Sume-Event-Id")
 	var key string
+	signed := true
 	switch {
 	case env.Has("job_id"):
 		key, err = env.Key("job_id")
@@ -95,6 +96,7 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 		key, err = env.Key("id")
 	case headerID != "":
 		key, err = validKey(headerID)
+		signed = false
 	default:
 		err = badRequest(ReasonKeyMissing)
 	}
@@ -114,5 +116,5 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: signed}, nil
 }

@@ -39,6 +39,15 @@ type Delivery struct {
 	// Payload is the body, unchanged, validated as a JSON object Postgres
 	// jsonb accepts. It shares memory with the body passed to Identify.
 	Payload json.RawMessage
+	// KeySigned reports whether the signature covers ExternalID: true for
+	// stripe and standardwebhooks, and for sume keyed by a body id; false for
+	// github and shopify (X-GitHub-Delivery, X-Shopify-Event-Id) and for sume
+	// keyed by X-Sume-Event-Id. An unsigned key proves nothing: anyone holding
+	// one captured delivery can send it again under a fresh key. Callers then
+	// pass the body's SHA-256 to webhooks.ingest_webhook (body_sha256), which
+	// answers a body already stored under another key as a duplicate and never
+	// lets a different body replace a stored one.
+	KeySigned bool
 }
 
 // MaxSignatureHeaderBytes and MaxSignatures bound the work one

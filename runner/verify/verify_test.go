@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strconv"
@@ -158,4 +159,40 @@ func FuzzSignedRoundTrip(f *testing.F) {
 			checkReject(t, p.Verify(h, tampered, now), http.StatusUnauthorized, ReasonSignatureMismatch)
 		}
 	})
+}
+
+// TestKeySigned: which rule keyed a delivery decides whether the signature
+// covers the key.
+func TestKeySigned(t *testing.T) {
+	t.Parallel()
+	const secret = "key-signed-secret-0123"
+	sw := "whsec_" + base64.StdEncoding.EncodeToString([]byte("key-signed-standard-key"))
+	tests := []struct {
+		kind, secret, body string
+		h                  http.Header
+		want               bool
+	}{
+		{"sume", secret, `{"job_id": "j", "event": "job.completed"}`, headers("X-Sume-Event-Id", "evt"), true},
+		{"sume", secret, `{"request_id": "r", "event": "run.done"}`, nil, true},
+		{"sume", secret, `{"id": "evt", "type": "file.created"}`, headers("X-Sume-Event-Id", "evt"), true},
+		{"sume", secret, `{"type": "ping"}`, headers("X-Sume-Event-Id", "evt"), false},
+		{"sume", secret, `{"job_id": null, "request_id": null, "id": null, "type": "ping"}`, headers("X-Sume-Event-Id", "evt"), false},
+		{"stripe", secret, `{"id": "evt_1", "type": "invoice.paid"}`, nil, true},
+		{"standardwebhooks", sw, `{"type": "user.created"}`, headers("webhook-id", "msg_1"), true},
+		{"github", secret, `{"action": "opened"}`, headers("X-GitHub-Delivery", "d", "X-GitHub-Event", "issues"), false},
+		{"shopify", secret, `{"id": 1}`, headers("X-Shopify-Event-Id", "e", "X-Shopify-Topic", "orders/create"), false},
+	}
+	for _, tt := range tests {
+		h := tt.h
+		if h == nil {
+			h = http.Header{}
+		}
+		d, err := mustProvider(t, tt.kind, tt.secret).Identify(h, []byte(tt.body))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.kind, tt.body, err)
+		}
+		if d.KeySigned != tt.want {
+			t.Errorf("%s %s: KeySigned %v, want %v", tt.kind, tt.body, d.KeySigned, tt.want)
+		}
+	}
 }
