@@ -82,6 +82,11 @@ type Config struct {
 	backfill map[string]backfill.StatusAPI
 	// backfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT).
 	backfillTimeout time.Duration
+	// logs are the providers' event logs (Stripe events, GitHub App
+	// deliveries) each backfill pass reads; backfillLookback is how far back
+	// a provider's first pass reads (PGINBOX_BACKFILL_LOOKBACK).
+	logs             map[string]backfill.EventLog
+	backfillLookback time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -198,5 +203,9 @@ func configFrom(env envconfig.Settings) (Config, error) {
 		return c, err
 	}
 	c.backfillTimeout = env.BackfillTimeout
+	if c.logs, err = backfill.EventLogs(env.Kinds(), env.Endpoint, env.AppID); err != nil {
+		return c, err
+	}
+	c.backfillLookback = env.BackfillLookback
 	return c, nil
 }

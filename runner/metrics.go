@@ -32,6 +32,10 @@ type metrics struct {
 	pruned           *prometheus.CounterVec // kind: payload|event
 	backfill         *prometheus.CounterVec // outcome
 	backfillRefused  *prometheus.CounterVec // provider, reason
+	// backfillLog counts what event-log passes found; backfillLogPasses
+	// counts the passes by result.
+	backfillLog       *prometheus.CounterVec // provider, outcome
+	backfillLogPasses *prometheus.CounterVec // provider, result
 	// unsignedConflicts counts deliveries refused for carrying a different
 	// body under a stored key the provider does not sign.
 	unsignedConflicts *prometheus.CounterVec // provider
@@ -76,6 +80,12 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		backfillRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_refused_total",
 			Help: "Backfill requests not made or answers not taken (status_url on another origin, redirect, refused dial), by provider and reason."},
 			[]string{"provider", "reason"}),
+		backfillLog: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_events_total",
+			Help: "Event-log backfill (Stripe events, GitHub App deliveries), by provider and outcome: listed, recovered (stored as new), duplicate (already stored), page (pages read)."},
+			[]string{"provider", "outcome"}),
+		backfillLogPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_passes_total",
+			Help: "Event-log backfill passes by provider and result: complete (checkpoint moved), or why one was cut short (unauthorized, api_error, malformed, refused, cut_short, error)."},
+			[]string{"provider", "result"}),
 		unsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
 			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
 			[]string{"provider"}),
@@ -83,7 +93,7 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 	}
 	r.MustRegister(m.deliveries, m.rejections, m.requestSeconds, m.ingestSeconds, m.claimed, m.completed,
 		m.failed, m.lostLeases, m.released, m.handlerSeconds, m.handlerPanics, m.batchFallbacks, m.listenerConnects, m.wakeups,
-		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused, m.unsignedConflicts,
+		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused, m.unsignedConflicts, m.backfillLog, m.backfillLogPasses,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

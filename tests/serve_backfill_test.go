@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -115,4 +116,36 @@ func TestServeBackfillHungAPIDoesNotStallReconcile(t *testing.T) {
 	if len(held) == 0 || held[0] < 700*time.Millisecond || held[0] > 3*time.Second {
 		t.Fatalf("the hung request was abandoned after %v, want about the 1s pass deadline", held)
 	}
+}
+
+// TestServeBackfillsStripeEventLog: with a stripe provider's
+// PGINBOX_API_URL_<NAME> and key, serve reads Stripe's event list after each
+// scheduled reconcile pass and stores what never arrived as a webhook,
+// without any expectation; the checkpoint follows.
+func TestServeBackfillsStripeEventLog(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	f := fakeapi.NewStripe("rk_test_read_events")
+	defer f.Close()
+	end := time.Now().Add(-10 * time.Minute)
+	for i := range 250 {
+		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_serve_%03d", i), Type: "invoice.paid", Created: end.Add(-time.Duration(i) * time.Second)})
+	}
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "stripe=stripe", "PGINBOX_SECRET_STRIPE": "whsec_serve_backfill_0123",
+		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_read_events", "PGINBOX_BACKFILL_LOOKBACK": "1h",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 300 * time.Millisecond
+	startServer(t, conf.URL(), cfg, nil)
+	waitFor(t, 20*time.Second, "every Stripe event stored", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'stripe' AND source = 'backfill'`) == 250
+	})
+	waitFor(t, 10*time.Second, "a checkpoint", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.backfill_checkpoints WHERE provider = 'stripe' AND read_until > now() - interval '2 minutes' AND recovered_total = 250`) == 1
+	})
 }

@@ -45,8 +45,13 @@ func (b *Backoff) Until(provider string) time.Time {
 	return time.Time{}
 }
 
-// fail records a pass in which provider gave no answer and returns the
-// backoff that starts now.
+// Fail records a pass in which provider's API gave no answer and returns
+// the backoff that starts now.
+func (b *Backoff) Fail(provider string) time.Duration { return b.fail(provider) }
+
+// Succeed records an answer: provider is asked again at once.
+func (b *Backoff) Succeed(provider string) { b.succeed(provider) }
+
 func (b *Backoff) fail(provider string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -45,12 +45,47 @@ func APIs(providers map[string]string, endpoint func(provider string) (url, key 
 				return nil, &envconfig.Error{Var: urlVar(name), Msg: err.Error()}
 			}
 			apis[name] = api
+		case "stripe", "github":
+			// Event logs: see EventLogs.
 		default:
 			return nil, &envconfig.Error{Var: urlVar(name), Msg: fmt.Sprintf(
-				"provider %q is of kind %q, which has no API for backfill (supported: sume); unset it", name, kind)}
+				"provider %q is of kind %q, which has no API for backfill (supported: sume, stripe, github); unset it", name, kind)}
 		}
 	}
 	return apis, nil
+}
+
+// EventLogs builds the event-log APIs a pass reads: for each provider of
+// kind stripe ([StripeLog]: its secret key in PGINBOX_API_KEY_<NAME>) or
+// github ([GitHubLog]: PGINBOX_GITHUB_APP_ID_<NAME> and the app's private
+// key, PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
+// PGINBOX_API_URL_<NAME>. appID returns PGINBOX_GITHUB_APP_ID_<NAME>
+// ([envconfig.Settings.AppID]). Providers without a URL are never contacted.
+func EventLogs(providers map[string]string, endpoint func(provider string) (url, key string), appID func(provider string) string) (map[string]EventLog, error) {
+	logs := map[string]EventLog{}
+	for _, name := range slices.Sorted(maps.Keys(providers)) {
+		base, key := endpoint(name)
+		if base == "" {
+			continue
+		}
+		var (
+			l   EventLog
+			err error
+		)
+		switch providers[name] {
+		case "stripe":
+			l, err = NewStripeLog(name, base, key)
+		case "github":
+			l, err = NewGitHubLog(name, base, appID(name), key)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, &envconfig.Error{Var: "PGINBOX_API_KEY_" + envconfig.Name(name), Msg: err.Error()}
+		}
+		logs[name] = l
+	}
+	return logs, nil
 }
 
 // urlVar names a provider's PGINBOX_API_URL_<NAME> in errors.

@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,17 @@ type Options struct {
 	// keeps failing (no answer at all in a pass): their gaps are skipped
 	// until the backoff ends. Nil: every pass asks every provider.
 	Backoff *Backoff
+	// Lookback is how far back the first event-log pass of a provider reads
+	// (PGINBOX_BACKFILL_LOOKBACK). Default 72h.
+	Lookback time.Duration
+	// Overlap is how much before its checkpoint an event-log pass starts
+	// reading again: the logs are eventually consistent (an event can be
+	// listed after newer ones) and several events share one second. Default
+	// 2m; at least 1m.
+	Overlap time.Duration
+	// Lag is how far behind now an event-log pass stops, so that events
+	// whose webhooks are in flight are left to them. Default 30s.
+	Lag time.Duration
 	// Logger receives one line per gap that could not be settled and one per
 	// pass. Nil means slog.Default().
 	Logger *slog.Logger
@@ -81,6 +93,10 @@ func (o Options) withDefaults() Options {
 	def(&o.RetryBase, 500*time.Millisecond)
 	def(&o.RetryMax, 30*time.Second)
 	def(&o.PassTimeout, 5*time.Minute)
+	def(&o.Lookback, 72*time.Hour)
+	def(&o.Overlap, 2*time.Minute)
+	def(&o.Lag, 30*time.Second)
+	o.Overlap = max(o.Overlap, time.Minute)
 	def(&o.PostponeBase, time.Minute)
 	def(&o.PostponeMax, time.Hour)
 	if o.PostponeMax < o.PostponeBase {
@@ -458,17 +474,22 @@ func (b *backfiller) lookup(ctx context.Context, api StatusAPI, g Gap) (Lookup, 
 	}
 }
 
-// ingestBackfill stores a terminal job found by backfill through
-// webhooks.ingest_webhook under the gap's id, in a transaction of its own.
-// ingest_webhook answers 'updated' when a pending row with another payload
-// already holds the key: the webhook landed first, so the transaction is
-// rolled back and the webhook's payload kept ('duplicate').
+// ingestBackfill stores a terminal job found by backfill under the gap's id.
 func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) (string, error) {
+	return ingestEvent(ctx, pool, g.Provider, g.ExternalID, res.EventType, res.Payload)
+}
+
+// ingestEvent stores an event found by backfill through
+// webhooks.ingest_webhook (source 'backfill') under key, in a transaction of
+// its own. ingest_webhook answers 'updated' when a pending row with another
+// payload already holds the key: the webhook landed first, so the
+// transaction is rolled back and the webhook's payload kept ('duplicate').
+func ingestEvent(ctx context.Context, pool *pgxpool.Pool, provider, key, eventType string, payload json.RawMessage) (string, error) {
 	var outcome string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
 			SELECT outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, source => 'backfill')`,
-			g.Provider, g.ExternalID, res.EventType, string(res.Payload)).Scan(&outcome)
+			provider, key, eventType, string(payload)).Scan(&outcome)
 		if err != nil {
 			return err
 		}
@@ -481,7 +502,7 @@ func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) 
 		return "duplicate", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("backfill %s/%s: ingest: %w", g.Provider, g.ExternalID, err)
+		return "", fmt.Errorf("backfill %s/%s: ingest: %w", provider, key, err)
 	}
 	return outcome, nil
 }

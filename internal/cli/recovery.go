@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,6 +72,12 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
+	var logs map[string]backfill.EventLog
+	if *doBackfill {
+		if logs, err = backfill.EventLogs(env.Kinds(), env.Endpoint, env.AppID); err != nil {
+			return err
+		}
+	}
 	pool, closePool, err := openPool(ctx, app, env)
 	if err != nil {
 		return err
@@ -78,12 +85,27 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	defer closePool()
 
 	if *doBackfill {
-		report, err := backfill.Run(ctx, pool, apis, backfill.Options{
-			Provider: *provider, MaxGaps: *limit, Logger: app.Log, PassTimeout: env.BackfillTimeout,
-		})
+		opts := backfill.Options{Provider: *provider, MaxGaps: *limit, Logger: app.Log,
+			PassTimeout: env.BackfillTimeout, Lookback: env.BackfillLookback}
+		report, err := backfill.Run(ctx, pool, apis, opts)
+		var logReports []backfill.LogReport
+		for _, name := range slices.Sorted(maps.Keys(logs)) {
+			if *provider != "" && name != *provider {
+				continue
+			}
+			rep, lerr := backfill.RunLog(ctx, pool, logs[name], opts)
+			logReports = append(logReports, rep)
+			err = errors.Join(err, lerr)
+		}
 		if *asJSON {
-			enc := json.NewEncoder(app.Stdout)
-			if encErr := enc.Encode(report); encErr != nil && err == nil {
+			out := struct {
+				backfill.Report
+				EventLogs []backfill.LogReport `json:"event_logs"`
+			}{report, logReports}
+			if out.EventLogs == nil {
+				out.EventLogs = []backfill.LogReport{}
+			}
+			if encErr := json.NewEncoder(app.Stdout).Encode(out); encErr != nil && err == nil {
 				err = encErr
 			}
 		} else {
@@ -95,6 +117,14 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 				for _, reason := range slices.Sorted(maps.Keys(report.RefusedBy[p])) {
 					fmt.Fprintf(app.Stdout, "refused %s: %d %s\n", p, report.RefusedBy[p][reason], reason)
 				}
+			}
+			for _, r := range logReports {
+				state := "complete, checkpoint " + r.To.UTC().Format(time.RFC3339)
+				if !r.Complete {
+					state = "cut short, checkpoint kept: " + r.Error
+				}
+				fmt.Fprintf(app.Stdout, "event log %s from %s: listed %d, recovered %d, duplicates %d, %d pages (%d requests); %s\n",
+					r.Provider, r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
 			}
 		}
 		return err

@@ -82,6 +82,9 @@ type Settings struct {
 	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
 	// serve providers PGINBOX_PROVIDERS does not list.
 	Endpoint func(provider string) (url, key string)
+	// AppID returns a provider's PGINBOX_GITHUB_APP_ID_<NAME> (kind github:
+	// the GitHub App whose delivery log backfill reads), read when asked.
+	AppID func(provider string) string
 }
 
 // Kinds returns the providers' kinds by name.
@@ -118,6 +121,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		HTTPTimeout: 30 * time.Second,
 		Endpoint:    Endpoints(getenv),
+		AppID:       func(provider string) string { return getenv("PGINBOX_GITHUB_APP_ID_" + Name(provider)) },
 	}
 	if s.DataDir == "" {
 		s.DataDir = ".pginbox"
