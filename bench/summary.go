@@ -28,6 +28,7 @@ type results struct {
 	Process   *processResult
 	Latency   *latencyResult
 	Growth    *growthResult
+	Backfill  *backfillResult `json:"backfill,omitempty"`
 	Audits    []audit
 	Errors    []string
 	Durations []phase
@@ -344,6 +345,12 @@ func printTable(w io.Writer, r *results, s summary) {
 		} else if g.Gaps.Note != "" {
 			fmt.Fprintf(tw, "gap detection\tskipped\t%s\n", g.Gaps.Note)
 		}
+	}
+	if b := r.Backfill; b != nil {
+		fmt.Fprintf(tw, "backfill drill: Stripe event list, %s events, %s never delivered\t%.1f s\tall %s recovered and stored once: %v; %d pages, %d requests, %.1f requests/s\n",
+			human(int64(b.Events)), human(int64(b.Missing)), b.RecoverySeconds, human(int64(b.Recovered)), b.AllStored, b.Pages, b.Requests, b.RequestsPerS)
+		fmt.Fprintf(tw, "backfill steady-state pass, nothing missing\t%.3f s\t%d requests, %d events listed (the overlap only)\n",
+			b.SteadySeconds, b.SteadyRequests, b.SteadyListed)
 	}
 	tw.Flush()
 

@@ -103,7 +103,7 @@ func checkpoint(ctx context.Context, pool *pgxpool.Pool, provider string) (time.
 // payload a webhook would carry; a webhook that lands meanwhile wins (an
 // 'updated' outcome is rolled back). Entries already stored are not fetched.
 //
-// Requests follow the rules of [Run]: at most Options.Rate per second,
+// Requests follow the rules of [Run]: at most Options.LogRate per second,
 // Options.RequestTimeout each, 5xx/429/timeouts retried with backoff
 // (honouring Retry-After), 401/403 end the pass with an *AuthError. Only
 // when every page of the window was read does the checkpoint move to its
@@ -131,7 +131,7 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	}
 	rep.From = rep.From.Truncate(time.Second)
 
-	r := &requester{opts: opts, lim: &limiter{interval: time.Duration(float64(time.Second) / opts.Rate)}, log: log}
+	r := &requester{opts: opts, lim: &limiter{interval: time.Duration(float64(time.Second) / opts.LogRate)}, log: log}
 	err = readLog(ctx, pool, el, r, &rep)
 	rep.Requests = r.requests
 	if err == nil && ctx.Err() != nil {

@@ -104,6 +104,7 @@ func fastOptions(waits *[]time.Duration) Options {
 	var mu sync.Mutex
 	return Options{
 		Rate:           1000,
+		LogRate:        1000,
 		RequestTimeout: 5 * time.Second,
 		MaxAttempts:    3,
 		RetryBase:      time.Millisecond,

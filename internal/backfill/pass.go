@@ -60,6 +60,10 @@ type Options struct {
 	// listed after newer ones) and several events share one second. Default
 	// 2m; at least 1m.
 	Overlap time.Duration
+	// LogRate is the most event-log requests per second to one provider
+	// (Stripe allows 100 read requests per second in live mode, 25 in test
+	// mode). Default 25.
+	LogRate float64
 	// Lag is how far behind now an event-log pass stops, so that events
 	// whose webhooks are in flight are left to them. Default 30s.
 	Lag time.Duration
@@ -96,6 +100,9 @@ func (o Options) withDefaults() Options {
 	def(&o.Lookback, 72*time.Hour)
 	def(&o.Overlap, 2*time.Minute)
 	def(&o.Lag, 30*time.Second)
+	if o.LogRate <= 0 {
+		o.LogRate = 25
+	}
 	o.Overlap = max(o.Overlap, time.Minute)
 	def(&o.PostponeBase, time.Minute)
 	def(&o.PostponeMax, time.Hour)
