@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
@@ -137,5 +140,32 @@ func TestGapsCommand(t *testing.T) {
 	}
 	if code, _, errOut = runCLI(t, env, "gaps", "--limit", "0"); code != 2 {
 		t.Fatalf("--limit 0: exit %d, %q", code, errOut)
+	}
+}
+
+// TestGapsBackfillEventLog: `pginbox gaps --backfill` also reads the event
+// log of a stripe provider with an API URL and prints what it recovered; a
+// second run reads only the overlap.
+func TestGapsBackfillEventLog(t *testing.T) {
+	t.Parallel()
+	url, pool := recoveryDB(t)
+	f := fakeapi.NewStripe("rk_test_cli")
+	defer f.Close()
+	for i := range 5 {
+		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_cli_%d", i), Type: "invoice.paid", Created: time.Now().Add(-time.Hour)})
+	}
+	env := map[string]string{"DATABASE_URL": url, "PGINBOX_PROVIDERS": "stripe=stripe",
+		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_cli"}
+	code, out, errOut := runCLI(t, env, "gaps", "--backfill")
+	if code != 0 || !strings.Contains(out, "event log stripe from ") || !strings.Contains(out, "listed 5, recovered 5, duplicates 0, 1 pages (1 requests); complete") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM webhooks.events WHERE source = 'backfill'`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d backfilled, %v", n, err)
+	}
+	code, out, _ = runCLI(t, env, "gaps", "--backfill", "--json")
+	if code != 0 || !strings.Contains(out, `"event_logs":[{"provider":"stripe"`) || !strings.Contains(out, `"listed":0`) {
+		t.Fatalf("second run: exit %d, %q", code, out)
 	}
 }
