@@ -805,11 +805,13 @@ func sampleBody(kind, key string) string {
 	case "stripe":
 		return fmt.Sprintf(`{"id": %q, "type": "invoice.paid", "object": "event"}`, key)
 	case "github":
-		return `{"action": "opened", "issue": {"number": 1}}`
+		// Real deliveries differ in their bodies; an identical body under a
+		// fresh key is a replay (a duplicate) for kinds with unsigned keys.
+		return fmt.Sprintf(`{"action": "opened", "issue": {"number": 1, "title": %q}}`, key)
 	case "standardwebhooks":
 		return `{"type": "user.created", "data": {"id": 1}}`
 	default:
-		return `{"id": 1, "total": "10.00"}`
+		return fmt.Sprintf(`{"id": 1, "total": "10.00", "note": %q}`, key)
 	}
 }
 

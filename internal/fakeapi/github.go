@@ -141,20 +141,16 @@ func (g *GitHub) verifyJWT(tok string) error {
 		return err
 	}
 	var claims struct {
-		Iss      any   `json:"iss"`
-		Iat, Exp int64 `json:"-"`
+		Iss any   `json:"iss"` // GitHub takes the app id as a string or a number
+		Iat int64 `json:"iat"`
+		Exp int64 `json:"exp"`
 	}
 	cb, err := enc.DecodeString(parts[1])
 	if err != nil || json.Unmarshal(cb, &claims) != nil {
 		return fmt.Errorf("bad claims")
 	}
-	var times struct {
-		Iat int64 `json:"iat"`
-		Exp int64 `json:"exp"`
-	}
-	_ = json.Unmarshal(cb, &times)
 	now := time.Now().Unix()
-	if fmt.Sprint(claims.Iss) != g.AppID || times.Iat > now+60 || times.Exp <= now || times.Exp-times.Iat > 600 {
+	if fmt.Sprint(claims.Iss) != g.AppID || claims.Iat > now+60 || claims.Exp <= now || claims.Exp-claims.Iat > 600 {
 		return fmt.Errorf("bad iss, iat or exp")
 	}
 	return nil
