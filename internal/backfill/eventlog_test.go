@@ -105,6 +105,21 @@ func TestStripeLogRecoversEverything(t *testing.T) {
 	if !at.Equal(rep.To) || lastErr != "" || time.Since(at) > 2*time.Minute {
 		t.Fatalf("checkpoint %s (%q), want %s", at, lastErr, rep.To)
 	}
+	// The anomaly checks see the recoveries: backfill_ratio counts them (945
+	// of 1050 events), backfills_without_expectation leaves them out, and
+	// the checkpoint is fresh.
+	dbExec(t, pool, `SELECT webhooks.refresh_views()`)
+	var ratio, unexpected, age float64
+	if err := pool.QueryRow(context.Background(), `SELECT
+			max(value) FILTER (WHERE name = 'backfill_ratio'),
+			max(value) FILTER (WHERE name = 'backfills_without_expectation'),
+			max(value) FILTER (WHERE name = 'backfill_checkpoint_age_seconds')
+		FROM webhooks.run_checks()`).Scan(&ratio, &unexpected, &age); err != nil {
+		t.Fatal(err)
+	}
+	if ratio < 0.8 || unexpected != 0 || age > 120 {
+		t.Fatalf("checks: backfill_ratio %v, backfills_without_expectation %v, backfill_checkpoint_age_seconds %v", ratio, unexpected, age)
+	}
 	for _, q := range f.Queries() {
 		v, _ := url.ParseQuery(q)
 		if v.Get("limit") != "100" {
