@@ -30,7 +30,7 @@ run: postgres build ## start pginbox serve on the embedded cluster under .pginbo
 	@echo
 	@tail -n 1 docs/sample-delivery.sh
 	@echo
-	PGINBOX_PROVIDERS="$${PGINBOX_PROVIDERS:-sume=sume}" PGINBOX_SECRET_SUME="$${PGINBOX_SECRET_SUME:-demo-secret}" ./$(BIN) serve
+	PGINBOX_PROVIDERS="$${PGINBOX_PROVIDERS:-sume=sume}" PGINBOX_SECRET_SUME="$${PGINBOX_SECRET_SUME:-demo-secret-change-me}" ./$(BIN) serve
 
 .PHONY: test
 test: postgres ## run every test against a throwaway cluster (installs PostgreSQL if missing)

@@ -72,6 +72,10 @@ type config struct {
 	growthSizes []int64
 	growthDur   time.Duration
 	gapWindow   int64
+
+	// backfillEvents is the size of the fake Stripe account of the
+	// event-log drill, 1% of it never delivered as webhooks.
+	backfillEvents int
 }
 
 func fullConfig() config {
@@ -85,6 +89,7 @@ func fullConfig() config {
 		perEvent:      true, statsFixed: true, callN: 5000,
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
+		backfillEvents: 100_000,
 	}
 }
 
@@ -97,10 +102,11 @@ func quickConfig() config {
 	c.latDur = 1500 * time.Millisecond
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
 	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
+	c.backfillEvents = 2_000
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth"}
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill"}
 
 func main() {
 	os.Exit(run())
@@ -228,6 +234,10 @@ func run() int {
 		var a []audit
 		res.Growth, a, err = runGrowth(ctx, env, cfg, log)
 		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("backfill", func() (err error) {
+		res.Backfill, err = runBackfillDrill(ctx, env, cfg, log)
 		return err
 	})
 	if ctx.Err() != nil {

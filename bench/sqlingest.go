@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 const (
 	ingestSQL       = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`
 	ingestNotifySQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, 'webhook', true)`
+	ingestDigestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5)`
 	rawSQL          = `INSERT INTO bench.raw (provider, external_id, event_type, payload, source) VALUES ($1, $2, $3, $4::jsonb, 'webhook') ON CONFLICT (provider, external_id) DO NOTHING`
 )
 
@@ -33,6 +35,17 @@ func callIngest(q string) func(ctx context.Context, c *pgx.Conn, provider, key, 
 		err := c.QueryRow(ctx, q, provider, key, "job.completed", payload).Scan(&id, &outcome)
 		return outcome, err
 	}
+}
+
+// callIngestDigest is what the receiver sends for a key the provider does
+// not sign (github, shopify, sume keyed by X-Sume-Event-Id): the same call
+// with the SHA-256 of the raw body, computed here as the receiver does.
+func callIngestDigest(ctx context.Context, c *pgx.Conn, provider, key, payload string) (string, error) {
+	sum := sha256.Sum256([]byte(payload))
+	var id int64
+	var outcome string
+	err := c.QueryRow(ctx, ingestDigestSQL, provider, key, "job.completed", payload, sum[:]).Scan(&id, &outcome)
+	return outcome, err
 }
 
 func callRaw(ctx context.Context, c *pgx.Conn, provider, key, payload string) (string, error) {
@@ -254,6 +267,11 @@ type ingestPair struct {
 	Ingest variantResult `json:"ingest_webhook"`
 	Raw    variantResult `json:"plain_insert"`
 	Ratio  float64       `json:"ratio"`
+	// Digest is ingest_webhook() with body_sha256 (unsigned keys), measured
+	// in the same interleaved slices in the unique mode; DigestRatio is its
+	// rate over Ingest's.
+	Digest      *variantResult `json:"ingest_webhook_digest,omitempty"`
+	DigestRatio float64        `json:"digest_ratio,omitempty"`
 }
 
 type sqlIngestResult struct {
@@ -322,6 +340,12 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 			vi := mk("ingest_webhook", ingest, callIngest(ingestSQL))
 			vr := mk("plain_insert", raw, callRaw)
 			vs := []*sqlVariant{vi, vr}
+			var vd *sqlVariant
+			if mode == "unique" {
+				vd = mk("ingest_webhook_digest", ingest, callIngestDigest)
+				vd.provider, vd.space = provider+"-digest", provider+"-digest"
+				vs = append(vs, vd)
+			}
 			log.Info("sql ingest", "conns", conns, "mode", mode)
 			interleave(ctx, vs, cfg.rounds, cfg.slice, probe)
 			if err := ctx.Err(); err != nil {
@@ -330,6 +354,13 @@ func runSQLIngest(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger)
 			p := ingestPair{Conns: conns, Mode: mode, Ingest: vi.result(), Raw: vr.result()}
 			if p.Raw.PerS > 0 {
 				p.Ratio = round3(p.Ingest.PerS / p.Raw.PerS)
+			}
+			if vd != nil {
+				d := vd.result()
+				p.Digest = &d
+				if p.Ingest.PerS > 0 {
+					p.DigestRatio = round3(d.PerS / p.Ingest.PerS)
+				}
 			}
 			res.Pairs = append(res.Pairs, p)
 			a, err := runAudit(ctx, probe, vi.auditInput(fmt.Sprintf("sql %s %d conns", mode, conns), ""))

@@ -28,6 +28,7 @@ type results struct {
 	Process   *processResult
 	Latency   *latencyResult
 	Growth    *growthResult
+	Backfill  *backfillResult `json:"backfill,omitempty"`
 	Audits    []audit
 	Errors    []string
 	Durations []phase
@@ -292,6 +293,10 @@ func printTable(w io.Writer, r *results, s summary) {
 		for _, p := range r.SQL.Pairs {
 			fmt.Fprintf(tw, "SQL ingest %s, %d conns\t%s/s\tplain insert %s/s, ratio %.2f; xids/delivery %.2f vs %.2f\n", p.Mode, p.Conns,
 				num(p.Ingest.PerS), num(p.Raw.PerS), p.Ratio, p.Ingest.XIDsPer, p.Raw.XIDsPer)
+			if d := p.Digest; d != nil {
+				fmt.Fprintf(tw, "SQL ingest with body digest %s, %d conns\t%s/s\t%.2f× of without (unsigned keys: github, shopify, header-keyed sume); call p50 %.2f ms vs %.2f ms\n",
+					p.Mode, p.Conns, num(d.PerS), p.DigestRatio, d.CallMS.P50, p.Ingest.CallMS.P50)
+			}
 		}
 	}
 	if r.Notify != nil {
@@ -340,6 +345,12 @@ func printTable(w io.Writer, r *results, s summary) {
 		} else if g.Gaps.Note != "" {
 			fmt.Fprintf(tw, "gap detection\tskipped\t%s\n", g.Gaps.Note)
 		}
+	}
+	if b := r.Backfill; b != nil {
+		fmt.Fprintf(tw, "backfill drill: Stripe event list, %s events, %s never delivered\t%.1f s\tall %s recovered and stored once: %v; %d pages, %d requests, %.1f requests/s\n",
+			human(int64(b.Events)), human(int64(b.Missing)), b.RecoverySeconds, human(int64(b.Recovered)), b.AllStored, b.Pages, b.Requests, b.RequestsPerS)
+		fmt.Fprintf(tw, "backfill steady-state pass, nothing missing\t%.3f s\t%d requests, %d events listed (the overlap only)\n",
+			b.SteadySeconds, b.SteadyRequests, b.SteadyListed)
 	}
 	tw.Flush()
 

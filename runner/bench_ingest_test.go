@@ -93,7 +93,7 @@ func BenchmarkIngestWebhookDuplicate(b *testing.B) {
 // sockets): signature verification, key extraction, ingest, the 200.
 func BenchmarkServeSumeDelivery(b *testing.B) {
 	conf := pgtest.NewConfig(b)
-	p, err := verify.New("sume", []string{"bench-secret"})
+	p, err := verify.New("sume", []string{"bench-secret-0123456789"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func BenchmarkServeSumeDelivery(b *testing.B) {
 			key := "job_" + strconv.FormatInt(n.Add(1), 36)
 			body := benchPayload(key)
 			req := httptest.NewRequest(http.MethodPost, "/webhooks/sume", strings.NewReader(body))
-			req.Header = testsign.Sume("bench-secret", body, time.Now())
+			req.Header = testsign.Sume("bench-secret-0123456789", body, time.Now())
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

@@ -80,6 +80,13 @@ type Config struct {
 	// scheduled reconcile pass; ConfigFromEnv sets them from
 	// PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>. Empty: no backfill.
 	backfill map[string]backfill.StatusAPI
+	// backfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT).
+	backfillTimeout time.Duration
+	// logs are the providers' event logs (Stripe events, GitHub App
+	// deliveries) each backfill pass reads; backfillLookback is how far back
+	// a provider's first pass reads (PGINBOX_BACKFILL_LOOKBACK).
+	logs             map[string]backfill.EventLog
+	backfillLookback time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -111,6 +118,7 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepKeys, retention.DefaultKeepKeys)
 	def(&c.PruneEvery, time.Hour)
 	def(&c.IngestTimeout, 10*time.Second)
+	def(&c.backfillTimeout, 2*time.Minute)
 	if c.Providers == nil {
 		c.Providers = map[string]verify.Provider{}
 	}
@@ -194,5 +202,10 @@ func configFrom(env envconfig.Settings) (Config, error) {
 	if c.backfill, err = backfill.APIs(env.Kinds(), env.Endpoint, nil); err != nil {
 		return c, err
 	}
+	c.backfillTimeout = env.BackfillTimeout
+	if c.logs, err = backfill.EventLogs(env.Kinds(), env.Endpoint, env.AppID); err != nil {
+		return c, err
+	}
+	c.backfillLookback = env.BackfillLookback
 	return c, nil
 }

@@ -53,7 +53,7 @@ func TestConfigZeroValue(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
-		"PGINBOX_PROVIDERS": "sume=sume,gh=github", "PGINBOX_SECRET_SUME": "s", "PGINBOX_SECRET_GH": "g",
+		"PGINBOX_PROVIDERS": "sume=sume,gh=github", "PGINBOX_SECRET_SUME": "sume-secret-0123456789", "PGINBOX_SECRET_GH": "gh-secret-0123456789",
 		"PGINBOX_API_URL_SUME": "https://api.sume.test", "PGINBOX_LISTEN": "false",
 	}
 	c, err := ConfigFromEnv(func(k string) string { return env[k] })
@@ -67,7 +67,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{"PGINBOX_PROVIDERS": "x=paypal", "PGINBOX_SECRET_X": "s"},
 		{"PGINBOX_PROVIDERS": "x=sume"},
 		{"PGINBOX_HANDLER": "kafka:t"},
-		{"PGINBOX_PROVIDERS": "gh=github", "PGINBOX_SECRET_GH": "g", "PGINBOX_API_URL_GH": "https://api.github.test"},
+		{"PGINBOX_PROVIDERS": "gh=github", "PGINBOX_SECRET_GH": "gh-secret-0123456789", "PGINBOX_API_URL_GH": "https://api.github.test"},
+		{"PGINBOX_PROVIDERS": "x=sume", "PGINBOX_SECRET_X": "demo-secret"},
 	} {
 		if _, err := ConfigFromEnv(func(k string) string { return bad[k] }); err == nil {
 			t.Errorf("%v: accepted", bad)

@@ -32,7 +32,7 @@ func Example() {
 		handled <- ev.EventType
 		return nil
 	})
-	sume, err := verify.New("sume", []string{"demo-secret"})
+	sume, err := verify.New("sume", []string{"demo-secret-change-me"})
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func Example() {
 	now := time.Now()
 	body := fmt.Appendf(nil, `{"event":"job.completed","job_id":"job_%d","status":"COMPLETED"}`, now.UnixNano())
 	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte("demo-secret"))
+	mac := hmac.New(sha256.New, []byte("demo-secret-change-me"))
 	mac.Write([]byte(ts + "." + string(body)))
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.Addr().String()+"/webhooks/sume", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -2,19 +2,29 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/internal/views"
 )
 
-// addJobs registers the scheduled jobs: reconciliation (followed by
-// backfill), view refresh plus anomaly checks, and retention.
+// addJobs registers the scheduled jobs: reconciliation, backfill (asked for
+// by each scheduled reconcile pass), view refresh plus anomaly checks, and
+// retention.
 func (s *Server) addJobs() {
 	s.jobs["reconcile"] = newJob("reconcile", s.cfg.ReconcileEvery, s.reconcile)
 	s.jobs["checks"] = newJob("checks", s.cfg.ChecksEvery, s.checks)
 	s.jobs["prune"] = newJob("prune", s.cfg.PruneEvery, s.prune)
+	if len(s.cfg.backfill) > 0 || len(s.cfg.logs) > 0 {
+		// Triggered after each scheduled reconcile pass, never on a clock of its own.
+		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
+		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
+	}
 }
 
 // prune enforces retention in short transactions: webhooks.prune() is
@@ -33,27 +43,96 @@ func (s *Server) prune(ctx context.Context, trigger string) error {
 }
 
 // reconcile runs one pass of webhooks.reconcile() (which skips itself when
-// another pass holds its lock) and, after scheduled passes, backfills.
+// another pass holds its lock) and, after scheduled passes, asks the backfill
+// job for a pass: backfill is a job of its own, so a slow or hung provider
+// API never delays the next reconcile pass (and its lease rescue).
 func (s *Server) reconcile(ctx context.Context, trigger string) error {
 	var out []byte
 	if err := s.work.QueryRow(ctx, `SELECT webhooks.reconcile($1)`, trigger).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	s.log.Info("reconcile pass", "trigger", trigger, "result", string(out))
-	if trigger != "schedule" || len(s.cfg.backfill) == 0 {
-		return nil
+	if trigger == "schedule" && s.jobs["backfill"] != nil {
+		s.jobs["backfill"].Trigger("schedule")
 	}
+	return nil
+}
+
+// backfill runs one backfill pass, bounded by its deadline, skipping the
+// providers whose API kept failing (s.backoff): the gaps of per-id APIs
+// (Sume), then each provider's event log (Stripe, GitHub).
+func (s *Server) backfill(ctx context.Context, _ string) error {
+	opts := backfill.Options{Logger: s.log, PassTimeout: s.cfg.backfillTimeout, Backoff: s.backoff, Lookback: s.cfg.backfillLookback}
+	var errs []error
+	if len(s.cfg.backfill) > 0 {
+		errs = append(errs, s.backfillGaps(ctx, opts))
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.logs)) {
+		if ctx.Err() != nil {
+			break
+		}
+		if until := s.backoff.Until(name); until.After(time.Now()) {
+			continue
+		}
+		// RunLog logs its own "backfill event-log pass" line.
+		rep, err := backfill.RunLog(ctx, s.work, s.cfg.logs[name], opts)
+		s.metrics.backfillLog.WithLabelValues(name, "listed").Add(float64(rep.Listed))
+		s.metrics.backfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
+		s.metrics.backfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
+		s.metrics.backfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
+		switch {
+		case rep.Complete:
+			s.metrics.backfillLogPasses.WithLabelValues(name, "complete").Inc()
+			s.backoff.Succeed(name)
+		default:
+			s.metrics.backfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
+			if ctx.Err() == nil && !errors.Is(err, backfill.ErrUnauthorized) {
+				s.backoff.Fail(name)
+			}
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("backfill: %w", err)
+	}
+	return nil
+}
+
+// logErrorKind labels why an event-log pass was cut short.
+func logErrorKind(err error) string {
+	var apiErr *backfill.APIError
+	var malformed *backfill.MalformedError
+	var refused *backfill.RefusedError
+	switch {
+	case errors.Is(err, backfill.ErrUnauthorized):
+		return "unauthorized"
+	case errors.As(err, &malformed):
+		return "malformed"
+	case errors.As(err, &refused):
+		return "refused"
+	case errors.As(err, &apiErr):
+		return "api_error"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "cut_short"
+	}
+	return "error"
+}
+
+// backfillGaps runs one pass over the gaps of the per-id APIs.
+func (s *Server) backfillGaps(ctx context.Context, opts backfill.Options) error {
 	// backfill.Run logs its own "backfill pass" line, under component=backfill.
-	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, backfill.Options{Logger: s.log})
+	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, opts)
 	s.metrics.backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
 	s.metrics.backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
 	s.metrics.backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
 	s.metrics.backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
 	s.metrics.backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
-	if err != nil {
-		return fmt.Errorf("backfill: %w", err)
+	for provider, reasons := range rep.RefusedBy {
+		for reason, n := range reasons {
+			s.metrics.backfillRefused.WithLabelValues(provider, reason).Add(float64(n))
+		}
 	}
-	return nil
+	return err
 }
 
 // checks refreshes the views and evaluates the anomaly checks.

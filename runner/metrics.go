@@ -31,6 +31,14 @@ type metrics struct {
 	scheduledRuns    *prometheus.CounterVec // job, result
 	pruned           *prometheus.CounterVec // kind: payload|event
 	backfill         *prometheus.CounterVec // outcome
+	backfillRefused  *prometheus.CounterVec // provider, reason
+	// backfillLog counts what event-log passes found; backfillLogPasses
+	// counts the passes by result.
+	backfillLog       *prometheus.CounterVec // provider, outcome
+	backfillLogPasses *prometheus.CounterVec // provider, result
+	// unsignedConflicts counts deliveries refused for carrying a different
+	// body under a stored key the provider does not sign.
+	unsignedConflicts *prometheus.CounterVec // provider
 }
 
 // newMetrics registers the runner's metrics, the Go and process collectors,
@@ -69,11 +77,23 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
 		scheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
 		backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
-		pruned:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
+		backfillRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_refused_total",
+			Help: "Backfill requests not made or answers not taken (status_url on another origin, redirect, refused dial), by provider and reason."},
+			[]string{"provider", "reason"}),
+		backfillLog: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_events_total",
+			Help: "Event-log backfill (Stripe events, GitHub App deliveries), by provider and outcome: listed, recovered (stored as new), duplicate (already stored), page (pages read)."},
+			[]string{"provider", "outcome"}),
+		backfillLogPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_passes_total",
+			Help: "Event-log backfill passes by provider and result: complete (checkpoint moved), or why one was cut short (unauthorized, api_error, malformed, refused, cut_short, error)."},
+			[]string{"provider", "result"}),
+		unsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
+			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
+			[]string{"provider"}),
+		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.deliveries, m.rejections, m.requestSeconds, m.ingestSeconds, m.claimed, m.completed,
 		m.failed, m.lostLeases, m.released, m.handlerSeconds, m.handlerPanics, m.batchFallbacks, m.listenerConnects, m.wakeups,
-		m.notifies, m.scheduledRuns, m.pruned, m.backfill,
+		m.notifies, m.scheduledRuns, m.pruned, m.backfill, m.backfillRefused, m.unsignedConflicts, m.backfillLog, m.backfillLogPasses,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

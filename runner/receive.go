@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -108,10 +109,18 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
+	// A key the signature does not cover proves nothing: pass the body's
+	// digest, so a captured body replayed under a fresh key is a duplicate
+	// and a different body never replaces a stored one.
+	var digest []byte
+	if !d.KeySigned {
+		sum := sha256.Sum256(d.Payload)
+		digest = sum[:]
+	}
 	var res ingestResult
 	err := rc.Pool.QueryRow(ctx,
-		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb)`,
-		provider, d.ExternalID, d.EventType, string(d.Payload)).Scan(&res.EventID, &res.Outcome)
+		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5)`,
+		provider, d.ExternalID, d.EventType, string(d.Payload), digest).Scan(&res.EventID, &res.Outcome)
 	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
 }
@@ -166,4 +175,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// unsignedConflictNotice is the NOTICE webhooks.ingest_webhook raises when a
+// different body arrives under a stored key the provider does not sign; its
+// DETAIL starts "provider <name>, external_id ...".
+const unsignedConflictNotice = "pginbox: different body under a stored key"
+
+// ingestNotices returns the ingest pool's notice handler: it counts refused
+// different-body deliveries in pginbox_unsigned_key_conflicts_total by
+// provider (only configured names become labels). m returns the metrics,
+// nil until they exist.
+func ingestNotices(m func() *metrics, providers map[string]verify.Provider) pgconn.NoticeHandler {
+	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if n.Message != unsignedConflictNotice {
+			return
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(n.Detail, "provider "), ",")
+		if _, ok := providers[name]; !ok {
+			name = "unknown"
+		}
+		if mm := m(); mm != nil {
+			mm.unsignedConflicts.WithLabelValues(name).Inc()
+		}
+	}
 }

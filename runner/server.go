@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/backfill"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -33,7 +34,10 @@ type Server struct {
 	workers  *workerPool
 	notifier *notifier
 	jobs     map[string]*job
-	mux      *http.ServeMux
+	backoff  *backfill.Backoff // providers whose API keeps failing
+
+	metricsMu sync.Mutex // guards metrics for the ingest pool's notice handler, set before it exists
+	mux       *http.ServeMux
 
 	// schemaVersion is the newest migration this binary embeds: /readyz
 	// wants the database at least there.
@@ -63,10 +67,11 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	}
 	// The ingest path answers 2xx only for durable rows: whatever the
 	// server's default, its commits wait for the WAL flush.
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, "synchronous_commit", "on"); err != nil {
+	notices := ingestNotices(func() *metrics { return s.metricsOnce() }, cfg.Providers)
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, notices, "synchronous_commit", "on"); err != nil {
 		return nil, err
 	}
-	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4)); err != nil {
+	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), nil); err != nil {
 		s.ingest.Close()
 		return nil, err
 	}
@@ -85,7 +90,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			return nil, err
 		}
 	}
+	s.metricsMu.Lock()
 	s.metrics = newMetrics(s.work)
+	s.metricsMu.Unlock()
 	s.notifier = newNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
 	if cfg.Handler != nil {
 		host, _ := os.Hostname()
@@ -101,7 +108,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	return s, nil
 }
 
-func newPool(ctx context.Context, url, app string, maxConns int32, params ...string) (*pgxpool.Pool, error) {
+// newPool opens a pool named app; onNotice, when set, receives the notices
+// of its connections.
+func newPool(ctx context.Context, url, app string, maxConns int32, onNotice pgconn.NoticeHandler, params ...string) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
@@ -118,11 +127,21 @@ func newPool(ctx context.Context, url, app string, maxConns int32, params ...str
 	for i := 0; i+1 < len(params); i += 2 {
 		pc.ConnConfig.RuntimeParams[params[i]] = params[i+1]
 	}
+	if onNotice != nil {
+		pc.ConnConfig.OnNotice = onNotice
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	return pool, nil
+}
+
+// metricsOnce returns s.metrics, nil while New has not created them yet.
+func (s *Server) metricsOnce() *metrics {
+	s.metricsMu.Lock()
+	defer s.metricsMu.Unlock()
+	return s.metrics
 }
 
 func (s *Server) routes() *http.ServeMux {

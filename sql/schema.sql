@@ -2365,6 +2365,30 @@ CREATE VIEW webhooks._expectations_masked AS
 
 COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select expectations.status_url itself (grant_reader does not give it).';
 
+CREATE TABLE webhooks.backfill_checkpoints (
+    provider text NOT NULL,
+    read_until timestamp with time zone NOT NULL,
+    completed_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_pass_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_listed bigint DEFAULT 0 NOT NULL,
+    last_recovered bigint DEFAULT 0 NOT NULL,
+    last_error text,
+    listed_total bigint DEFAULT 0 NOT NULL,
+    recovered_total bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT backfill_checkpoints_counts_check CHECK (((last_listed >= 0) AND (last_recovered >= 0) AND (listed_total >= 0) AND (recovered_total >= 0))),
+    CONSTRAINT backfill_checkpoints_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
+);
+
+COMMENT ON TABLE webhooks.backfill_checkpoints IS 'Per provider with an event log (Stripe events, GitHub App deliveries): how far backfill has read the log completely (read_until) and what its passes found. Written by the runner only; owner only, like the other runner state.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.read_until IS 'Every event the provider created before this time has been listed and, if missing, ingested; the next pass re-reads an overlap before it.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.completed_at IS 'When the pass that last moved read_until ended.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.last_pass_at IS 'When the last pass ended, complete or not.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.last_error IS 'Why the last pass was cut short (no secret, no payload); NULL after a complete pass.';
+
 CREATE TABLE webhooks.check_results (
     run_at timestamp with time zone NOT NULL,
     name text NOT NULL,
@@ -2727,6 +2751,9 @@ CREATE TABLE webhooks.view_refreshes (
 );
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
+
+ALTER TABLE ONLY webhooks.backfill_checkpoints
+    ADD CONSTRAINT backfill_checkpoints_pkey PRIMARY KEY (provider);
 
 ALTER TABLE ONLY webhooks.check_results
     ADD CONSTRAINT check_results_pkey PRIMARY KEY (name, run_at);

@@ -109,6 +109,14 @@ var anomalies = []anomaly{
 		execSQL(t, p, `INSERT INTO webhooks.expectations (provider, external_id, deadline)
 			VALUES ('sume', 'job_lost', now() - interval '2 hours')`)
 	}},
+	{check: "backfill_checkpoint_age_seconds", seed: func(t *testing.T, p *pgxpool.Pool) {
+		// Stripe's log was last read completely two hours ago; a recovery from
+		// it (no expectation) does not count as an unexpected backfill.
+		execSQL(t, p, `INSERT INTO webhooks.backfill_checkpoints (provider, read_until) VALUES ('stripe', now() - interval '2 hours')`)
+		traffic(t, p, "stripe", "evt_", 40)
+		ingestMany(t, p, "stripe", "evt_b_", "invoice.paid", 1, "", "backfill")
+		processAll(t, p, "w")
+	}},
 	{check: "backfills_without_expectation", seed: func(t *testing.T, p *pgxpool.Pool) {
 		ingestMany(t, p, "sume", "job_", "job.completed", 1, "", "backfill")
 		processAll(t, p, "w")

@@ -286,7 +286,7 @@ func TestExampleNodeReceiver(t *testing.T) {
 	node := needNode(t)
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	base := startNodeReceiver(t, node, conf.URL(), "sume-old, sume-new")
+	base := startNodeReceiver(t, node, conf.URL(), "sume-old-secret-0123, sume-new-secret-0123")
 	url := base + "/webhooks/sume"
 	client := &http.Client{Timeout: 15 * time.Second}
 	now := time.Now()
@@ -304,37 +304,37 @@ func TestExampleNodeReceiver(t *testing.T) {
 	}
 	job1 := `{"job_id": "job_1", "event": "job.completed", "status": "COMPLETED"}`
 	cases := []delivery{
-		{name: "first delivery", secret: "sume-new", at: now, body: job1, status: 200, outcome: "created", key: "job_1"},
-		{name: "redelivery", secret: "sume-new", at: now, body: job1, status: 200, outcome: "duplicate", key: "job_1"},
-		{name: "corrected payload under the old secret", secret: "sume-old", at: now,
+		{name: "first delivery", secret: "sume-new-secret-0123", at: now, body: job1, status: 200, outcome: "created", key: "job_1"},
+		{name: "redelivery", secret: "sume-new-secret-0123", at: now, body: job1, status: 200, outcome: "duplicate", key: "job_1"},
+		{name: "corrected payload under the old secret", secret: "sume-old-secret-0123", at: now,
 			body: `{"job_id": "job_1", "event": "job.completed", "status": "COMPLETED", "v": 2}`, status: 200, outcome: "updated", key: "job_1"},
-		{name: "format run keyed on the envelope request_id", secret: "sume-new", at: now,
+		{name: "format run keyed on the envelope request_id", secret: "sume-new-secret-0123", at: now,
 			body:   `{"request_id": "req_9", "event": "format.completed", "payload": {"request_id": "nested_9"}}`,
 			status: 200, outcome: "created", key: "req_9"},
-		{name: "resource event with a matching header", secret: "sume-new", at: now,
+		{name: "resource event with a matching header", secret: "sume-new-secret-0123", at: now,
 			body: `{"id": "evt_1", "type": "file.created"}`, header: http.Header{"X-Sume-Event-Id": {"evt_1"}},
 			status: 200, outcome: "created", key: "evt_1"},
-		{name: "integer id", secret: "sume-new", at: now, body: `{"id": 42, "type": "file.deleted"}`,
+		{name: "integer id", secret: "sume-new-secret-0123", at: now, body: `{"id": 42, "type": "file.deleted"}`,
 			status: 200, outcome: "created", key: "42"},
-		{name: "key from the header alone", secret: "sume-new", at: now, body: `{"type": "ping"}`,
+		{name: "key from the header alone", secret: "sume-new-secret-0123", at: now, body: `{"type": "ping"}`,
 			header: http.Header{"X-Sume-Event-Id": {"evt_h"}}, status: 200, outcome: "created", key: "evt_h"},
-		{name: "signed two minutes ahead", secret: "sume-old", at: now.Add(2 * time.Minute),
+		{name: "signed two minutes ahead", secret: "sume-old-secret-0123", at: now.Add(2 * time.Minute),
 			body: `{"job_id": "job_2", "event": "job.failed"}`, status: 200, outcome: "created", key: "job_2"},
 
 		{name: "forged", secret: "not-the-secret", at: now, body: `{"job_id": "job_forged", "event": "job.completed"}`,
 			status: 401, reason: "signature mismatch"},
-		{name: "expired", secret: "sume-new", at: now.Add(-10 * time.Minute), body: `{"job_id": "job_old", "event": "job.completed"}`,
+		{name: "expired", secret: "sume-new-secret-0123", at: now.Add(-10 * time.Minute), body: `{"job_id": "job_old", "event": "job.completed"}`,
 			status: 401, reason: "timestamp out of tolerance"},
-		{name: "from the future", secret: "sume-new", at: now.Add(10 * time.Minute), body: `{"job_id": "job_future", "event": "job.completed"}`,
+		{name: "from the future", secret: "sume-new-secret-0123", at: now.Add(10 * time.Minute), body: `{"job_id": "job_future", "event": "job.completed"}`,
 			status: 401, reason: "timestamp out of tolerance"},
-		{name: "bad json", secret: "sume-new", at: now, body: `{"job_id": "job_bad", "event": `, status: 400, reason: "body not json"},
-		{name: "json array", secret: "sume-new", at: now, body: `[{"job_id": "job_arr"}]`, status: 400, reason: "body not json"},
-		{name: "a NUL jsonb refuses", secret: "sume-new", at: now, body: `{"job_id": "job_nul", "event": "x", "note": "a\u0000b"}`,
+		{name: "bad json", secret: "sume-new-secret-0123", at: now, body: `{"job_id": "job_bad", "event": `, status: 400, reason: "body not json"},
+		{name: "json array", secret: "sume-new-secret-0123", at: now, body: `[{"job_id": "job_arr"}]`, status: 400, reason: "body not json"},
+		{name: "a NUL jsonb refuses", secret: "sume-new-secret-0123", at: now, body: `{"job_id": "job_nul", "event": "x", "note": "a\u0000b"}`,
 			status: 400, reason: "body not json"},
-		{name: "no key", secret: "sume-new", at: now, body: `{"event": "job.completed"}`, status: 400, reason: "idempotency key missing"},
-		{name: "header disagrees with the body id", secret: "sume-new", at: now, body: `{"id": "evt_2", "type": "file.created"}`,
+		{name: "no key", secret: "sume-new-secret-0123", at: now, body: `{"event": "job.completed"}`, status: 400, reason: "idempotency key missing"},
+		{name: "header disagrees with the body id", secret: "sume-new-secret-0123", at: now, body: `{"id": "evt_2", "type": "file.created"}`,
 			header: http.Header{"X-Sume-Event-Id": {"evt_other"}}, status: 400, reason: "event id mismatch"},
-		{name: "no event type", secret: "sume-new", at: now, body: `{"job_id": "job_untyped"}`, status: 400, reason: "event type missing"},
+		{name: "no event type", secret: "sume-new-secret-0123", at: now, body: `{"job_id": "job_untyped"}`, status: 400, reason: "event type missing"},
 	}
 	ids := map[string]float64{}
 	for _, c := range cases {
@@ -391,11 +391,11 @@ func TestExampleNodeReceiver(t *testing.T) {
 	if status, out := req(http.MethodPost, "/webhooks/sume", "application/json", []byte(job1), nil); status != 401 || out["error"] != "signature missing" {
 		t.Errorf("unsigned: %d %v", status, out)
 	}
-	if status, out := req(http.MethodPost, "/webhooks/sume", "text/plain", []byte(job1), signSume("sume-new", job1, now)); status != 415 {
+	if status, out := req(http.MethodPost, "/webhooks/sume", "text/plain", []byte(job1), signSume("sume-new-secret-0123", job1, now)); status != 415 {
 		t.Errorf("text/plain: %d %v", status, out)
 	}
 	big := `{"job_id": "job_big", "event": "x", "pad": "` + strings.Repeat("x", 1<<20) + `"}`
-	if status, out := req(http.MethodPost, "/webhooks/sume", "application/json", []byte(big), signSume("sume-new", big, now)); status != 413 {
+	if status, out := req(http.MethodPost, "/webhooks/sume", "application/json", []byte(big), signSume("sume-new-secret-0123", big, now)); status != 413 {
 		t.Errorf("2 MiB body: %d %v", status, out)
 	}
 	if status, _ := req(http.MethodGet, "/healthz", "", nil, nil); status != 200 {
@@ -738,7 +738,7 @@ func TestExampleEmbedRunner(t *testing.T) {
 		_, err := tx.Exec(ctx, `INSERT INTO app.orders_paid (order_id, amount) VALUES ($1, $2)`, p.OrderID, p.Amount)
 		return err
 	})
-	sume, err := verify.New("sume", []string{"sume-secret"})
+	sume, err := verify.New("sume", []string{"sume-secret-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -766,7 +766,7 @@ func TestExampleEmbedRunner(t *testing.T) {
 		{`{"id": "evt_3", "type": "order.paid", "amount": "1.00"}`, "created"}, // the handler refuses it
 	}
 	for i, d := range deliveries {
-		status, out := post(t, client, base+"/webhooks/sume", signSume("sume-secret", d.body, time.Now()), []byte(d.body))
+		status, out := post(t, client, base+"/webhooks/sume", signSume("sume-secret-0123456789", d.body, time.Now()), []byte(d.body))
 		if status != 200 || (d.outcome != "" && out["outcome"] != d.outcome) {
 			t.Fatalf("delivery %d: %d %v", i, status, out)
 		}

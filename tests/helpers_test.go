@@ -800,21 +800,23 @@ func sampleBody(kind, key string) string {
 	case "stripe":
 		return fmt.Sprintf(`{"id": %q, "type": "invoice.paid", "object": "event"}`, key)
 	case "github":
-		return `{"action": "opened", "issue": {"number": 1}}`
+		// Real deliveries differ in their bodies; an identical body under a
+		// fresh key is a replay (a duplicate) for kinds with unsigned keys.
+		return fmt.Sprintf(`{"action": "opened", "issue": {"number": 1, "title": %q}}`, key)
 	case "standardwebhooks":
 		return `{"type": "user.created", "data": {"id": 1}}`
 	default:
-		return `{"id": 1, "total": "10.00"}`
+		return fmt.Sprintf(`{"id": 1, "total": "10.00", "note": %q}`, key)
 	}
 }
 
 // secretsFor are two valid secrets per kind (rotation).
 var secretsFor = map[string][2]string{
-	"sume":             {"sume-secret-old", "sume-secret-new"},
-	"stripe":           {"whsec_stripe_old", "whsec_stripe_new"},
-	"github":           {"gh-old", "gh-new"},
+	"sume":             {"sume-secret-old-0123", "sume-secret-new-0123"},
+	"stripe":           {"whsec_stripe_old_0123", "whsec_stripe_new_0123"},
+	"github":           {"gh-secret-old-0123", "gh-secret-new-0123"},
 	"standardwebhooks": {"whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-old-key")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-new-key"))},
-	"shopify":          {"shpss_old", "shpss_new"},
+	"shopify":          {"shpss_secret_old_0123", "shpss_secret_new_0123"},
 }
 
 var (

@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -63,4 +65,87 @@ func TestServeBackfillsAfterScheduledReconcile(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'schedule'`); n < 1 {
 		t.Fatal("no scheduled reconcile pass recorded")
 	}
+}
+
+// TestServeBackfillHungAPIDoesNotStallReconcile: a provider API that
+// accepts connections and never answers must not hold up reconciliation
+// (lease rescue): scheduled reconcile passes keep their pace while backfill,
+// a job of its own, gives up at its pass deadline (PGINBOX_BACKFILL_TIMEOUT).
+func TestServeBackfillHungAPIDoesNotStallReconcile(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	var mu sync.Mutex
+	var held []time.Duration // how long each abandoned request was held
+	release := make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+			mu.Lock()
+			held = append(held, time.Since(start))
+			mu.Unlock()
+		case <-release:
+		}
+	}))
+	defer api.Close()
+	defer close(release)
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": sumeSecret,
+		"PGINBOX_API_URL_SUME": api.URL, "PGINBOX_API_KEY_SUME": "sume-api-key",
+		"PGINBOX_BACKFILL_TIMEOUT": "1s",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 200 * time.Millisecond
+	execSQL(t, pool, `SELECT webhooks.expect('sume', 'job_hung', now() - interval '1 minute')`)
+	srv := startServer(t, conf.URL(), cfg, nil)
+	time.Sleep(4 * time.Second)
+	passes := queryInt(t, pool, `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'schedule'`)
+	srv.Stop(t)
+	// 20 passes are due in 4 s; a reconcile that waited behind the hung API
+	// would manage one.
+	t.Logf("%d scheduled reconcile passes in 4s with a hung API", passes)
+	if passes < 8 {
+		t.Fatalf("%d scheduled reconcile passes in 4s, want at least 8 (every 200ms)", passes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(held) == 0 || held[0] < 700*time.Millisecond || held[0] > 3*time.Second {
+		t.Fatalf("the hung request was abandoned after %v, want about the 1s pass deadline", held)
+	}
+}
+
+// TestServeBackfillsStripeEventLog: with a stripe provider's
+// PGINBOX_API_URL_<NAME> and key, serve reads Stripe's event list after each
+// scheduled reconcile pass and stores what never arrived as a webhook,
+// without any expectation; the checkpoint follows.
+func TestServeBackfillsStripeEventLog(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	f := fakeapi.NewStripe("rk_test_read_events")
+	defer f.Close()
+	end := time.Now().Add(-10 * time.Minute)
+	for i := range 250 {
+		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_serve_%03d", i), Type: "invoice.paid", Created: end.Add(-time.Duration(i) * time.Second)})
+	}
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "stripe=stripe", "PGINBOX_SECRET_STRIPE": "whsec_serve_backfill_0123",
+		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_read_events", "PGINBOX_BACKFILL_LOOKBACK": "1h",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 300 * time.Millisecond
+	startServer(t, conf.URL(), cfg, nil)
+	waitFor(t, 20*time.Second, "every Stripe event stored", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'stripe' AND source = 'backfill'`) == 250
+	})
+	waitFor(t, 10*time.Second, "a checkpoint", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.backfill_checkpoints WHERE provider = 'stripe' AND read_until > now() - interval '2 minutes' AND recovered_total = 250`) == 1
+	})
 }

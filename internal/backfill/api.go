@@ -51,27 +51,55 @@ type Lookup struct {
 	Payload json.RawMessage
 }
 
-// StatusAPI asks one provider's API about a gap. Adding a provider is one
-// file in internal/backfill implementing it, named for its API (sume.go).
+// StatusAPI asks one provider's API about a gap (the per-id shape of a
+// provider API; Sume's job status API is one). Adding a provider API is one
+// <provider>.go file implementing it (or [EventLog]) and one case in [APIs].
 //
 // Lookup returns a *Lookup for a definite answer only. Everything else is an
 // error: an *APIError for an HTTP status that is not an answer or a transport
 // failure (Run retries those whose Retryable is true), a *MalformedError
-// for a response it cannot read, ErrNoEndpoint when there is nowhere to ask.
-// ctx carries the per-request timeout.
+// for a response it cannot read, a *RefusedError for a request it would not
+// make (a status_url on another origin) or an answer it does not trust (a
+// redirect). ctx carries the per-request timeout.
+//
+// Vet returns the *RefusedError Lookup would return without a request, or
+// nil: the gaps listing shows it.
 type StatusAPI interface {
 	Lookup(ctx context.Context, gap Gap) (Lookup, error)
+	Vet(gap Gap) error
 }
 
-// AnyProvider is the key of the fallback entry in a map of StatusAPIs: it
-// serves the gaps of providers that have no entry of their own (see
-// [APIs]). A provider mapped to a nil StatusAPI has no API and
-// never falls back.
-const AnyProvider = "*"
+// Reasons of a *RefusedError, the reason label of
+// pginbox_backfill_refused_total.
+const (
+	// RefusedForeignOrigin: the expectation's status_url is not on the
+	// origin of the provider's PGINBOX_API_URL_<NAME>.
+	RefusedForeignOrigin = "foreign_origin"
+	// RefusedBadStatusURL: the status_url is not an absolute http(s) URL.
+	RefusedBadStatusURL = "bad_status_url"
+	// RefusedRedirect: the API answered with a redirect, which is not followed.
+	RefusedRedirect = "redirect"
+	// RefusedDial: the address to connect to is not the configured origin's,
+	// or is link-local or a cloud metadata address the origin does not name.
+	RefusedDial = "dial_refused"
+)
 
-// ErrNoEndpoint means a gap cannot be looked up: the provider has no API URL
-// and the expectation no status_url. Run counts such gaps as skipped.
-var ErrNoEndpoint = errors.New("no API URL for the provider and no status_url for the expectation")
+// RefusedError is a request backfill would not make, or an answer it would
+// not take: nothing changes, the gap stays open, and the pass counts it by
+// provider and Reason.
+type RefusedError struct {
+	Provider   string
+	ExternalID string
+	// Reason is one of the Refused* constants.
+	Reason string
+	// Detail says what was refused, for the log (never the key).
+	Detail string
+}
+
+// Error names the provider, the id, the reason and the detail.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s API: %s: refused (%s): %s", e.Provider, e.ExternalID, e.Reason, e.Detail)
+}
 
 // ErrUnauthorized is matched (errors.Is) by an *APIError for 401 or 403.
 var ErrUnauthorized = errors.New("the provider refused the API key")

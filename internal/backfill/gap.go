@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +22,25 @@ type Gap struct {
 	StatusURL string `json:"status_url,omitempty"`
 	// Deadline is when the event should have arrived by.
 	Deadline time.Time `json:"deadline"`
+	// Backfill is what a backfill pass would do with the gap ([Verdict]);
+	// FindGaps leaves it empty.
+	Backfill string `json:"backfill,omitempty" db:"-"`
+}
+
+// Verdict says what a backfill pass would do with g given apis: "ask" (its
+// provider's API is asked), "no API" (no PGINBOX_API_URL_<NAME> for the
+// provider: never contacted), or "refused: <reason>" (a status_url on
+// another origin, or not a URL: never requested, the gap stays open).
+func Verdict(apis map[string]StatusAPI, g Gap) string {
+	api := apis[g.Provider]
+	if api == nil {
+		return "no API"
+	}
+	var r *RefusedError
+	if err := api.Vet(g); errors.As(err, &r) {
+		return "refused: " + r.Reason
+	}
+	return "ask"
 }
 
 // FindGaps returns up to limit gaps (webhooks.find_gaps), oldest deadline

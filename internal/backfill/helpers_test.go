@@ -104,6 +104,7 @@ func fastOptions(waits *[]time.Duration) Options {
 	var mu sync.Mutex
 	return Options{
 		Rate:           1000,
+		LogRate:        1000,
 		RequestTimeout: 5 * time.Second,
 		MaxAttempts:    3,
 		RetryBase:      time.Millisecond,
@@ -141,4 +142,14 @@ func lastBody(replies []fakeReply) string {
 		return "{}"
 	}
 	return replies[len(replies)-1].body
+}
+
+// mustSume returns a SumeAPI for provider on base.
+func mustSume(t *testing.T, provider, base, key string) *SumeAPI {
+	t.Helper()
+	api, err := NewSumeAPI(provider, base, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
 }

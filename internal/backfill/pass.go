@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,6 +44,29 @@ type Options struct {
 	// Defaults 1m and 1h.
 	PostponeBase time.Duration
 	PostponeMax  time.Duration
+	// PassTimeout bounds the whole pass: when it is reached, lookups in
+	// flight are abandoned (nothing changes for their gaps) and Run returns
+	// an error saying so. Default 5m.
+	PassTimeout time.Duration
+	// Backoff, when set, remembers across passes the providers whose API
+	// keeps failing (no answer at all in a pass): their gaps are skipped
+	// until the backoff ends. Nil: every pass asks every provider.
+	Backoff *Backoff
+	// Lookback is how far back the first event-log pass of a provider reads
+	// (PGINBOX_BACKFILL_LOOKBACK). Default 72h.
+	Lookback time.Duration
+	// Overlap is how much before its checkpoint an event-log pass starts
+	// reading again: the logs are eventually consistent (an event can be
+	// listed after newer ones) and several events share one second. Default
+	// 2m; at least 1m.
+	Overlap time.Duration
+	// LogRate is the most event-log requests per second to one provider
+	// (Stripe allows 100 read requests per second in live mode, 25 in test
+	// mode). Default 25.
+	LogRate float64
+	// Lag is how far behind now an event-log pass stops, so that events
+	// whose webhooks are in flight are left to them. Default 30s.
+	Lag time.Duration
 	// Logger receives one line per gap that could not be settled and one per
 	// pass. Nil means slog.Default().
 	Logger *slog.Logger
@@ -72,6 +96,14 @@ func (o Options) withDefaults() Options {
 	def(&o.RequestTimeout, 10*time.Second)
 	def(&o.RetryBase, 500*time.Millisecond)
 	def(&o.RetryMax, 30*time.Second)
+	def(&o.PassTimeout, 5*time.Minute)
+	def(&o.Lookback, 72*time.Hour)
+	def(&o.Overlap, 2*time.Minute)
+	def(&o.Lag, 30*time.Second)
+	if o.LogRate <= 0 {
+		o.LogRate = 25
+	}
+	o.Overlap = max(o.Overlap, time.Minute)
 	def(&o.PostponeBase, time.Minute)
 	def(&o.PostponeMax, time.Hour)
 	if o.PostponeMax < o.PostponeBase {
@@ -99,9 +131,17 @@ type Report struct {
 	Tombstoned int `json:"tombstoned"`
 	// Postponed counts jobs not finished yet, whose deadline moved.
 	Postponed int `json:"postponed"`
-	// Skipped counts gaps with no API to ask (no API for the provider, no
-	// URL, or the provider refused the key earlier in the pass).
+	// Skipped counts gaps with no API to ask (no PGINBOX_API_URL_<NAME> for
+	// the provider) or whose provider refused the key earlier in the pass.
 	Skipped int `json:"skipped"`
+	// BackedOff counts gaps not asked about because their provider's API kept
+	// failing in earlier passes (Options.Backoff).
+	BackedOff int `json:"backed_off"`
+	// Refused counts gaps backfill would not ask about or whose answer it
+	// would not take: a status_url on another origin, a redirect, a refused
+	// dial. Nothing changed; RefusedBy counts them by provider and reason.
+	Refused   int                       `json:"refused"`
+	RefusedBy map[string]map[string]int `json:"refused_by,omitempty"`
 	// Failed counts gaps still unanswered after every retry (5xx, 429,
 	// timeouts, transport errors) or answered with an unexpected status:
 	// nothing changed, the next pass tries again.
@@ -116,7 +156,8 @@ type Report struct {
 }
 
 // Run runs one backfill pass: it asks each gap's provider API
-// (apis[provider], else apis[AnyProvider]) what became of the id, and
+// (apis[provider]; a provider without one is never contacted) what became of
+// the id, and
 //
 //   - a terminal job is ingested with webhooks.ingest_webhook(..., source =>
 //     'backfill') under the id of the gap, the key a webhook uses, so
@@ -129,7 +170,13 @@ type Report struct {
 //     exponential backoff capped at RetryMax; if they persist, nothing changes;
 //   - 401/403 stop that provider's lookups for the pass: nothing is
 //     tombstoned and Run returns an *AuthError;
-//   - a malformed response is logged and counted; nothing changes.
+//   - a malformed response is logged and counted; nothing changes;
+//   - a request the API would not make (a status_url on another origin) or
+//     an answer it does not take (a redirect) is a *RefusedError: logged,
+//     counted in Report.RefusedBy; nothing changes.
+//
+// The whole pass ends at Options.PassTimeout; with Options.Backoff, a
+// provider whose API gave no answer at all in a pass is skipped for a while.
 //
 // Lookups run at most Concurrency at a time and at most Rate per second per
 // provider. Run returns early with an error when ctx ends or the
@@ -138,6 +185,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 	opts = opts.withDefaults()
 	log := opts.Logger.With("component", "backfill")
 	var report Report
+	ctx, cancelPass := context.WithTimeoutCause(ctx, opts.PassTimeout,
+		fmt.Errorf("backfill pass cut short at its deadline (%s): unanswered gaps are left for the next pass", opts.PassTimeout))
+	defer cancelPass()
 
 	gaps, err := FindGaps(ctx, pool, opts.Provider, opts.MaxGaps)
 	if err != nil {
@@ -156,16 +206,19 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 		log:      log,
 		limiters: map[string]*limiter{},
 		refused:  map[string]*AuthError{},
+		health:   map[string]*providerHealth{},
 	}
+	now := time.Now()
 	sem := make(chan struct{}, opts.Concurrency)
 	var wg sync.WaitGroup
 	for _, g := range gaps {
-		api, ok := apis[g.Provider]
-		if !ok {
-			api = apis[AnyProvider]
-		}
+		api := apis[g.Provider]
 		if api == nil {
 			b.count(func(r *Report) { r.Skipped++ })
+			continue
+		}
+		if opts.Backoff != nil && opts.Backoff.Until(g.Provider).After(now) {
+			b.count(func(r *Report) { r.BackedOff++ })
 			continue
 		}
 		select {
@@ -186,6 +239,18 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 	wg.Wait()
 
 	b.mu.Lock()
+	if opts.Backoff != nil && (ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		// A shutdown says nothing about the API; a pass deadline does.
+		for name, h := range b.health {
+			switch {
+			case h.answers > 0:
+				opts.Backoff.succeed(name)
+			case h.failures > 0 || (h.asked > 0 && ctx.Err() != nil):
+				d := opts.Backoff.fail(name)
+				log.Warn("backfill: the provider API gave no answer this pass; backing off", "provider", name, "for", d)
+			}
+		}
+	}
 	report = b.report
 	report.Gaps = len(gaps)
 	report.Requests = int(b.requests.Load())
@@ -210,6 +275,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 	}
 	log.Info("backfill pass", "gaps", report.Gaps, "ingested", report.Ingested, "duplicates", report.Duplicates,
 		"tombstoned", report.Tombstoned, "postponed", report.Postponed, "skipped", report.Skipped,
+		"backed_off", report.BackedOff, "refused", report.Refused,
 		"failed", report.Failed, "malformed", report.Malformed, "unauthorized", report.Unauthorized,
 		"requests", report.Requests)
 	return report, errors.Join(errs...)
@@ -226,6 +292,22 @@ type backfiller struct {
 	report   Report
 	limiters map[string]*limiter
 	refused  map[string]*AuthError // providers that answered 401/403
+	health   map[string]*providerHealth
+}
+
+// providerHealth counts, per provider in one pass, the gaps asked about,
+// those answered and those that got no answer (for Options.Backoff).
+type providerHealth struct{ asked, answers, failures int }
+
+func (b *backfiller) touch(provider string, f func(*providerHealth)) {
+	b.mu.Lock()
+	h := b.health[provider]
+	if h == nil {
+		h = &providerHealth{}
+		b.health[provider] = h
+	}
+	f(h)
+	b.mu.Unlock()
 }
 
 func (b *backfiller) count(f func(*Report)) {
@@ -259,15 +341,23 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 		b.count(func(r *Report) { r.Skipped++ })
 		return nil
 	}
+	if err := api.Vet(g); err != nil {
+		b.refuse(log, err)
+		return nil
+	}
+	b.touch(g.Provider, func(h *providerHealth) { h.asked++ })
 	res, err := b.lookup(ctx, api, g)
 	var apiErr *APIError
 	var malformed *MalformedError
+	var refused *RefusedError
 	switch {
 	case err == nil:
+		b.touch(g.Provider, func(h *providerHealth) { h.answers++ })
 	case ctx.Err() != nil:
 		return nil // the pass is ending; its cause is reported once
-	case errors.Is(err, ErrNoEndpoint):
-		b.count(func(r *Report) { r.Skipped++ })
+	case errors.As(err, &refused):
+		b.touch(g.Provider, func(h *providerHealth) { h.failures++ })
+		b.refuse(log, err)
 		return nil
 	case errors.Is(err, ErrUnauthorized):
 		status := 0
@@ -284,10 +374,12 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 		b.mu.Unlock()
 		return nil
 	case errors.As(err, &malformed):
+		b.touch(g.Provider, func(h *providerHealth) { h.failures++ })
 		b.count(func(r *Report) { r.Malformed++ })
 		log.Warn("backfill: malformed API response; nothing changed", "reason", malformed.Reason)
 		return nil
 	default:
+		b.touch(g.Provider, func(h *providerHealth) { h.failures++ })
 		b.count(func(r *Report) { r.Failed++ })
 		log.Warn("backfill: no answer from the provider API; nothing changed", "error", err)
 		return nil
@@ -329,6 +421,25 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 	return nil
 }
 
+// refuse counts and logs a *RefusedError: nothing changes for the gap.
+func (b *backfiller) refuse(log *slog.Logger, err error) {
+	var r *RefusedError
+	if !errors.As(err, &r) {
+		return
+	}
+	b.mu.Lock()
+	b.report.Refused++
+	if b.report.RefusedBy == nil {
+		b.report.RefusedBy = map[string]map[string]int{}
+	}
+	if b.report.RefusedBy[r.Provider] == nil {
+		b.report.RefusedBy[r.Provider] = map[string]int{}
+	}
+	b.report.RefusedBy[r.Provider][r.Reason]++
+	b.mu.Unlock()
+	log.Warn("backfill: refused; the gap stays open", "reason", r.Reason, "detail", r.Detail)
+}
+
 // lookup asks api about g, retrying what may succeed later.
 func (b *backfiller) lookup(ctx context.Context, api StatusAPI, g Gap) (Lookup, error) {
 	lim := b.limiter(g.Provider)
@@ -340,7 +451,8 @@ func (b *backfiller) lookup(ctx context.Context, api StatusAPI, g Gap) (Lookup, 
 		actx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
 		res, err := api.Lookup(actx, g)
 		cancel()
-		if !errors.Is(err, ErrNoEndpoint) {
+		var refused *RefusedError
+		if !errors.As(err, &refused) || refused.Reason == RefusedRedirect {
 			b.requests.Add(1)
 		}
 		if err == nil {
@@ -369,17 +481,22 @@ func (b *backfiller) lookup(ctx context.Context, api StatusAPI, g Gap) (Lookup, 
 	}
 }
 
-// ingestBackfill stores a terminal job found by backfill through
-// webhooks.ingest_webhook under the gap's id, in a transaction of its own.
-// ingest_webhook answers 'updated' when a pending row with another payload
-// already holds the key: the webhook landed first, so the transaction is
-// rolled back and the webhook's payload kept ('duplicate').
+// ingestBackfill stores a terminal job found by backfill under the gap's id.
 func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) (string, error) {
+	return ingestEvent(ctx, pool, g.Provider, g.ExternalID, res.EventType, res.Payload)
+}
+
+// ingestEvent stores an event found by backfill through
+// webhooks.ingest_webhook (source 'backfill') under key, in a transaction of
+// its own. ingest_webhook answers 'updated' when a pending row with another
+// payload already holds the key: the webhook landed first, so the
+// transaction is rolled back and the webhook's payload kept ('duplicate').
+func ingestEvent(ctx context.Context, pool *pgxpool.Pool, provider, key, eventType string, payload json.RawMessage) (string, error) {
 	var outcome string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
 			SELECT outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, source => 'backfill')`,
-			g.Provider, g.ExternalID, res.EventType, string(res.Payload)).Scan(&outcome)
+			provider, key, eventType, string(payload)).Scan(&outcome)
 		if err != nil {
 			return err
 		}
@@ -392,7 +509,7 @@ func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) 
 		return "duplicate", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("backfill %s/%s: ingest: %w", g.Provider, g.ExternalID, err)
+		return "", fmt.Errorf("backfill %s/%s: ingest: %w", provider, key, err)
 	}
 	return outcome, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ func TestBackfillOutcomes(t *testing.T) {
 			if tc.key != "" {
 				key = tc.key
 			}
-			apis := map[string]StatusAPI{"sume": &SumeAPI{Provider: "sume", BaseURL: fake.URL, Key: key, Client: fake.Client()}}
+			apis := map[string]StatusAPI{"sume": mustSume(t, "sume", fake.URL, key)}
 			dbExec(t, pool, `SELECT webhooks.expect('sume', $1, now() - interval '1 minute')`, job)
 			var deadlineBefore time.Time
 			if err := pool.QueryRow(ctx, `SELECT deadline FROM webhooks.expectations`).Scan(&deadlineBefore); err != nil {
@@ -122,7 +123,7 @@ func TestBackfillOutcomes(t *testing.T) {
 			}
 			wantReport := tc.want.report
 			wantReport.Gaps, wantReport.Requests = 1, tc.want.requests
-			if report != wantReport {
+			if !reflect.DeepEqual(report, wantReport) {
 				t.Errorf("report %+v, want %+v", report, wantReport)
 			}
 			if hits := fake.requests(job); len(hits) != tc.want.requests {
@@ -194,8 +195,8 @@ func TestBackfillAuthErrorStopsOnlyThatProvider(t *testing.T) {
 	}
 	fake := newFakeSume(t, "right-key", script)
 	apis := map[string]StatusAPI{
-		"bad":  &SumeAPI{Provider: "bad", BaseURL: fake.URL, Key: "wrong-key", Client: fake.Client()},
-		"good": &SumeAPI{Provider: "good", BaseURL: fake.URL, Key: "right-key", Client: fake.Client()},
+		"bad":  mustSume(t, "bad", fake.URL, "wrong-key"),
+		"good": mustSume(t, "good", fake.URL, "right-key"),
 	}
 	opts := fastOptions(nil)
 	opts.Concurrency = 1
@@ -319,7 +320,7 @@ func TestBackfillPassesRaceWebhooks(t *testing.T) {
 		dbExec(t, pool, `SELECT webhooks.expect('sume', $1, now() - interval '1 minute')`, id)
 	}
 	fake := newFakeSume(t, "k", script)
-	apis := map[string]StatusAPI{"sume": &SumeAPI{BaseURL: fake.URL, Key: "k", Client: fake.Client()}}
+	apis := map[string]StatusAPI{"sume": mustSume(t, "sume", fake.URL, "k")}
 	var wg sync.WaitGroup
 	errs := make(chan error, jobs+3)
 	for range 3 {
@@ -355,22 +356,27 @@ func TestBackfillPassesRaceWebhooks(t *testing.T) {
 	}
 }
 
-// TestBackfillPollFallback: an expectation with a status_url is looked up
-// even when its provider has no webhook configured (no kind known); one
-// without a status_url or API URL is skipped; a provider of a kind with no
-// status API is never looked up.
-func TestBackfillPollFallback(t *testing.T) {
+// TestBackfillOnlyConfiguredProviders: a status_url on the API's own origin
+// is polled; a provider PGINBOX_PROVIDERS does not list, one without an API
+// URL (even with a key) and one of a kind without a status API are never
+// contacted, whatever their expectations' status_url says.
+func TestBackfillOnlyConfiguredProviders(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
-	fake := newFakeSume(t, "legacy-key", map[string][]fakeReply{
+	fake := newFakeSume(t, "sume-key", map[string][]fakeReply{
 		"job_9": {ok200(`{"job_id": "job_9", "status": "COMPLETED"}`)},
+		"l_1":   {ok200(`{"job_id": "l_1", "status": "COMPLETED"}`)},
+		"n_1":   {ok200(`{"job_id": "n_1", "status": "COMPLETED"}`)},
 		"gh_1":  {ok200(`{"job_id": "gh_1", "status": "COMPLETED"}`)},
 	})
-	dbExec(t, pool, `SELECT webhooks.expect('legacy', 'job_9', now() - interval '1 minute', $1)`, fake.URL+"/custom/job_9")
-	dbExec(t, pool, `SELECT webhooks.expect('legacy', 'job_10', now() - interval '1 minute')`)
+	dbExec(t, pool, `SELECT webhooks.expect('sume', 'job_9', now() - interval '1 minute', $1)`, fake.URL+"/custom/job_9")
+	dbExec(t, pool, `SELECT webhooks.expect('legacy', 'l_1', now() - interval '1 minute', $1)`, fake.URL+"/custom/l_1")
+	dbExec(t, pool, `SELECT webhooks.expect('nourl', 'n_1', now() - interval '1 minute', $1)`, fake.URL+"/custom/n_1")
 	dbExec(t, pool, `SELECT webhooks.expect('gh', 'gh_1', now() - interval '1 minute', $1)`, fake.URL+"/custom/gh_1")
-	env := map[string]string{"PGINBOX_API_KEY_LEGACY": "legacy-key"}
-	apis, err := APIs(map[string]string{"gh": "github"}, envconfig.Endpoints(func(k string) string { return env[k] }), fake.Client())
+	env := map[string]string{"PGINBOX_API_URL_SUME": fake.URL, "PGINBOX_API_KEY_SUME": "sume-key",
+		"PGINBOX_API_KEY_NOURL": "sume-key", "PGINBOX_API_URL_LEGACY": fake.URL, "PGINBOX_API_KEY_LEGACY": "sume-key"}
+	apis, err := APIs(map[string]string{"sume": "sume", "nourl": "sume", "gh": "github"},
+		envconfig.Endpoints(func(k string) string { return env[k] }), quietLogger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,10 +384,15 @@ func TestBackfillPollFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if report.Gaps != 3 || report.Ingested != 1 || report.Skipped != 2 || report.Requests != 1 {
-		t.Fatalf("report %+v, want 1 ingested (status_url) and 2 skipped", report)
+	if report.Gaps != 4 || report.Ingested != 1 || report.Skipped != 3 || report.Requests != 1 {
+		t.Fatalf("report %+v, want 1 ingested (status_url) and 3 skipped", report)
 	}
-	if n := dbInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'legacy' AND external_id = 'job_9'
+	for _, id := range []string{"l_1", "n_1", "gh_1"} {
+		if n := len(fake.requests(id)); n != 0 {
+			t.Errorf("%s: %d requests to a provider that has no API configured", id, n)
+		}
+	}
+	if n := dbInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'sume' AND external_id = 'job_9'
 		AND source = 'backfill' AND event_type = 'job.completed'`); n != 1 {
 		t.Fatal("job_9 was not backfilled from its status_url")
 	}
@@ -413,7 +424,7 @@ func TestBackfillBoundsConcurrencyAndRate(t *testing.T) {
 			}
 			fake := newFakeSume(t, "k", script)
 			fake.delay = tc.delay
-			apis := map[string]StatusAPI{"sume": &SumeAPI{BaseURL: fake.URL, Key: "k", Client: fake.Client()}}
+			apis := map[string]StatusAPI{"sume": mustSume(t, "sume", fake.URL, "k")}
 			opts := fastOptions(nil)
 			opts.Concurrency = tc.concurrency
 			opts.Rate = tc.rate
@@ -455,7 +466,7 @@ func TestBackfillContextCanceled(t *testing.T) {
 	pool := pgtest.NewPool(t, 2)
 	fake := newFakeSume(t, "k", map[string][]fakeReply{"job_1": {{block: true}}})
 	dbExec(t, pool, `SELECT webhooks.expect('sume', 'job_1', now() - interval '1 minute')`)
-	apis := map[string]StatusAPI{"sume": &SumeAPI{BaseURL: fake.URL, Key: "k", Client: fake.Client()}}
+	apis := map[string]StatusAPI{"sume": mustSume(t, "sume", fake.URL, "k")}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := Run(ctx, pool, apis, fastOptions(nil))

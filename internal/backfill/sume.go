@@ -27,20 +27,17 @@ import (
 // job.failed; any other status is not terminal yet; 404 means Sume does not
 // know the id. Status words are compared exactly (upper case), never guessed.
 //
-// The key is sent to a status_url only when BaseURL is empty or the
-// status_url has the same scheme and host as BaseURL: whoever wrote the
-// expectation must not be able to collect the key with a URL of their own.
+// Only BaseURL's origin (scheme, host, port) is ever contacted: a status_url
+// on another origin is refused without a request (*RefusedError), since
+// whoever wrote the expectation must be able neither to collect the key nor
+// to answer in Sume's name. Redirects are not followed (a 3xx is refused
+// too), and the client dials only the addresses BaseURL's host resolves to.
 type SumeAPI struct {
-	// Provider names the provider in errors.
-	Provider string
-	// BaseURL is the API root, e.g. https://api.sume.example. Empty means
-	// only expectations with a status_url can be looked up.
-	BaseURL string
-	// Key is the bearer token. Empty sends no Authorization header.
-	Key string
-	// Client makes the requests; nil means a client without a timeout of its
-	// own (Run bounds each request through its context).
-	Client *http.Client
+	provider string
+	base     string
+	origin   Origin
+	key      string
+	client   *http.Client
 }
 
 var _ StatusAPI = (*SumeAPI)(nil)
@@ -48,38 +45,42 @@ var _ StatusAPI = (*SumeAPI)(nil)
 // maxStatusBody is the largest status response read, in bytes.
 const maxStatusBody = 1 << 20
 
-// NewSumeAPI returns a Sume status API client for provider. baseURL may be
-// empty (status_url only); otherwise it must be an absolute http(s) URL.
-func NewSumeAPI(provider, baseURL, key string, client *http.Client) (*SumeAPI, error) {
+// NewSumeAPI returns a Sume status API client for provider. baseURL must be
+// an absolute http(s) URL; key may be empty (no Authorization header).
+func NewSumeAPI(provider, baseURL, key string) (*SumeAPI, error) {
 	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
-	if baseURL != "" {
-		u, err := url.Parse(baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("provider %s: API URL %q is not an absolute http(s) URL", provider, baseURL)
-		}
+	o, err := ParseOrigin(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
 	}
-	return &SumeAPI{Provider: provider, BaseURL: baseURL, Key: key, Client: client}, nil
+	return &SumeAPI{provider: provider, base: baseURL, origin: o, key: key, client: newClient(o)}, nil
+}
+
+// Origin returns the only origin the API contacts.
+func (s *SumeAPI) Origin() Origin { return s.origin }
+
+// Vet returns the *RefusedError a lookup of gap would return without
+// contacting anyone, or nil when the gap would be asked about.
+func (s *SumeAPI) Vet(gap Gap) error {
+	_, err := s.endpoint(gap)
+	return err
 }
 
 // Lookup asks Sume about the job gap.ExternalID.
 func (s *SumeAPI) Lookup(ctx context.Context, gap Gap) (Lookup, error) {
-	endpoint, sendKey, err := s.endpoint(gap)
+	endpoint, err := s.endpoint(gap)
 	if err != nil {
 		return Lookup{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
-		return Lookup{}, fmt.Errorf("%s API: %s: %w", s.name(gap), gap.ExternalID, err)
+		return Lookup{}, fmt.Errorf("%s API: %s: %w", s.provider, gap.ExternalID, err)
 	}
 	req.Header.Set("Accept", "application/json")
-	if sendKey && s.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+s.Key)
+	if s.key != "" {
+		req.Header.Set("Authorization", "Bearer "+s.key)
 	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		return Lookup{}, s.transportError(gap, err)
 	}
@@ -88,17 +89,20 @@ func (s *SumeAPI) Lookup(ctx context.Context, gap Gap) (Lookup, error) {
 	if err != nil {
 		return Lookup{}, s.transportError(gap, err)
 	}
-	switch resp.StatusCode {
-	case http.StatusOK:
+	switch {
+	case resp.StatusCode == http.StatusOK:
 		if len(body) > maxStatusBody {
 			return Lookup{}, s.malformed(gap, "response over 1 MiB")
 		}
 		return s.parse(gap, body)
-	case http.StatusNotFound:
+	case resp.StatusCode == http.StatusNotFound:
 		return Lookup{State: LookupUnknown}, nil
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return Lookup{}, &RefusedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: RefusedRedirect,
+			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, resp.Header.Get("Location"))}
 	default:
 		return Lookup{}, &APIError{
-			Provider:   s.name(gap),
+			Provider:   s.provider,
 			ExternalID: gap.ExternalID,
 			StatusCode: resp.StatusCode,
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
@@ -106,25 +110,22 @@ func (s *SumeAPI) Lookup(ctx context.Context, gap Gap) (Lookup, error) {
 	}
 }
 
-// endpoint returns the URL to ask and whether the key may go there.
-func (s *SumeAPI) endpoint(gap Gap) (string, bool, error) {
-	if gap.StatusURL != "" {
-		u, err := url.Parse(gap.StatusURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", false, fmt.Errorf("%s API: %s: status_url %q is not an absolute http(s) URL",
-				s.name(gap), gap.ExternalID, gap.StatusURL)
-		}
-		if s.BaseURL == "" {
-			return u.String(), true, nil
-		}
-		base, _ := url.Parse(s.BaseURL)
-		same := strings.EqualFold(base.Scheme, u.Scheme) && strings.EqualFold(base.Host, u.Host)
-		return u.String(), same, nil
+// endpoint returns the URL to ask: the status_url when it is on the API's
+// origin, else BaseURL's status path; a status_url elsewhere is refused.
+func (s *SumeAPI) endpoint(gap Gap) (string, error) {
+	if gap.StatusURL == "" {
+		return s.base + "/v1/jobs/" + url.PathEscape(gap.ExternalID) + "/status", nil
 	}
-	if s.BaseURL == "" {
-		return "", false, ErrNoEndpoint
+	u, err := url.Parse(gap.StatusURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &RefusedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: RefusedBadStatusURL,
+			Detail: "status_url is not an absolute http(s) URL"}
 	}
-	return s.BaseURL + "/v1/jobs/" + url.PathEscape(gap.ExternalID) + "/status", true, nil
+	if !s.origin.Contains(u) {
+		return "", &RefusedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: RefusedForeignOrigin,
+			Detail: fmt.Sprintf("status_url on %s, not the API's origin %s", originOf(u), s.origin)}
+	}
+	return u.String(), nil
 }
 
 // parse maps a 200 response to a Lookup.
@@ -170,21 +171,17 @@ func (s *SumeAPI) parse(gap Gap, body []byte) (Lookup, error) {
 	return l, nil
 }
 
-func (s *SumeAPI) name(gap Gap) string {
-	if s.Provider != "" {
-		return s.Provider
-	}
-	return gap.Provider
-}
-
 func (s *SumeAPI) malformed(gap Gap, reason string) error {
-	return &MalformedError{Provider: s.name(gap), ExternalID: gap.ExternalID, Reason: reason}
+	return &MalformedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: reason}
 }
 
 func (s *SumeAPI) transportError(gap Gap, err error) error {
 	var ne net.Error
 	timeout := errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-	return &APIError{Provider: s.name(gap), ExternalID: gap.ExternalID, Timeout: timeout, Err: err}
+	if errDialRefused(err) {
+		return &RefusedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: RefusedDial, Detail: err.Error()}
+	}
+	return &APIError{Provider: s.provider, ExternalID: gap.ExternalID, Timeout: timeout, Err: err}
 }
 
 // parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.

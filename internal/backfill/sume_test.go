@@ -3,6 +3,7 @@ package backfill
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,7 +54,7 @@ func TestSumeLookupMapping(t *testing.T) {
 				w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			api := &SumeAPI{Provider: "sume", BaseURL: srv.URL, Client: srv.Client()}
+			api := mustSume(t, "sume", srv.URL, "")
 			got, err := api.Lookup(context.Background(), Gap{Provider: "sume", ExternalID: "j"})
 			var malformed *MalformedError
 			if tc.malformed {
@@ -108,7 +109,7 @@ func TestSumeLookupStatuses(t *testing.T) {
 				w.WriteHeader(tc.status)
 			}))
 			defer srv.Close()
-			api := &SumeAPI{BaseURL: srv.URL, Client: srv.Client()}
+			api := mustSume(t, "sume", srv.URL, "")
 			got, err := api.Lookup(context.Background(), Gap{Provider: "sume", ExternalID: "j"})
 			if tc.unknown {
 				if err != nil || got.State != LookupUnknown {
@@ -136,17 +137,16 @@ func TestSumeLookupTimeoutIsRetryable(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := (&SumeAPI{BaseURL: srv.URL, Client: srv.Client()}).Lookup(ctx, Gap{Provider: "sume", ExternalID: "j"})
+	_, err := (mustSume(t, "sume", srv.URL, "")).Lookup(ctx, Gap{Provider: "sume", ExternalID: "j"})
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) || !apiErr.Timeout || !apiErr.Retryable() {
 		t.Fatalf("Lookup error %#v, want a retryable timeout", err)
 	}
 }
 
-// TestSumeEndpointAndKey: the URL asked, and where the key may go: the
-// expectation's status_url wins over the base URL, and the key goes to a
-// status_url only on the base URL's own origin (or when there is no base
-// URL), so whoever writes expectations cannot collect it.
+// TestSumeEndpointAndKey: the key goes to the API's origin only; a
+// status_url on another origin (another host, port or scheme) is refused
+// without a request.
 func TestSumeEndpointAndKey(t *testing.T) {
 	t.Parallel()
 	type seen struct{ path, auth string }
@@ -161,68 +161,79 @@ func TestSumeEndpointAndKey(t *testing.T) {
 	home, elsewhere := httptest.NewServer(handler), httptest.NewServer(handler)
 	defer home.Close()
 	defer elsewhere.Close()
+	port := home.URL[strings.LastIndex(home.URL, ":")+1:]
 	tests := []struct {
 		name, base, statusURL, id string
-		want                      seen
+		want                      *seen  // nil: no request
+		refused                   string // the RefusedError reason
 	}{
-		{"base URL", home.URL, "", "job 1/2", seen{"/v1/jobs/job%201%2F2/status", "Bearer k"}},
-		{"base URL with a trailing slash", home.URL + "/", "", "j", seen{"/v1/jobs/j/status", "Bearer k"}},
-		{"status_url on the same origin", home.URL, home.URL + "/custom/j", "j", seen{"/custom/j", "Bearer k"}},
-		{"status_url elsewhere", home.URL, elsewhere.URL + "/custom/j", "j", seen{"/custom/j", ""}},
-		{"status_url without a base URL", "", elsewhere.URL + "/poll/j", "j", seen{"/poll/j", "Bearer k"}},
+		{"base URL", home.URL, "", "job 1/2", &seen{"/v1/jobs/job%201%2F2/status", "Bearer k"}, ""},
+		{"base URL with a trailing slash", home.URL + "/", "", "j", &seen{"/v1/jobs/j/status", "Bearer k"}, ""},
+		{"status_url on the same origin", home.URL, home.URL + "/custom/j", "j", &seen{"/custom/j", "Bearer k"}, ""},
+		{"status_url on the same origin, scheme in capitals", home.URL, "HTTP://127.0.0.1:" + port + "/custom/j", "j", &seen{"/custom/j", "Bearer k"}, ""},
+		{"status_url on another port", home.URL, elsewhere.URL + "/custom/j", "j", nil, RefusedForeignOrigin},
+		{"status_url with another scheme", home.URL, "https://127.0.0.1:" + port + "/custom/j", "j", nil, RefusedForeignOrigin},
+		{"status_url on another host name", home.URL, "http://localhost:" + port + "/custom/j", "j", nil, RefusedForeignOrigin},
+		{"status_url with credentials", home.URL, "http://u:p@127.0.0.1:" + port + "/custom/j", "j", nil, RefusedForeignOrigin},
+		{"status_url not a URL", home.URL, "ftp://x/j", "j", nil, RefusedBadStatusURL},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
 			got = nil
 			mu.Unlock()
-			api, err := NewSumeAPI("sume", tc.base, "k", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := api.Lookup(context.Background(), Gap{Provider: "sume", ExternalID: tc.id, StatusURL: tc.statusURL}); err != nil {
+			api := mustSume(t, "sume", tc.base, "k")
+			_, err := api.Lookup(context.Background(), Gap{Provider: "sume", ExternalID: tc.id, StatusURL: tc.statusURL})
+			var refused *RefusedError
+			if tc.refused != "" {
+				if !errors.As(err, &refused) || refused.Reason != tc.refused {
+					t.Fatalf("Lookup: %v, want a refusal %q", err, tc.refused)
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(got) != 1 || got[0] != tc.want {
-				t.Fatalf("requests %+v, want [%+v]", got, tc.want)
+			if tc.want == nil && len(got) != 0 || tc.want != nil && (len(got) != 1 || got[0] != *tc.want) {
+				t.Fatalf("requests %+v, want %v", got, tc.want)
 			}
 		})
 	}
-	api, _ := NewSumeAPI("sume", "", "k", nil)
-	if _, err := api.Lookup(context.Background(), Gap{Provider: "sume", ExternalID: "j"}); !errors.Is(err, ErrNoEndpoint) {
-		t.Fatalf("no base URL and no status_url: %v, want ErrNoEndpoint", err)
+	if _, err := NewSumeAPI("sume", "", "k"); err == nil {
+		t.Fatal("a Sume API without a base URL")
 	}
 }
 
-// TestAPIs: which providers get which API from the
-// environment, and which settings are refused.
+// TestAPIs: which providers get which API from the environment, and which
+// settings are refused or ignored.
 func TestAPIs(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
 		"PGINBOX_API_URL_SUME_EU": "https://eu.sume.test/",
 		"PGINBOX_API_KEY_SUME_EU": "eu-key",
 		"PGINBOX_API_KEY_SUME":    "only-a-key",
-		"PGINBOX_API_KEY_GH":      "ignored: github has no status API",
+		"PGINBOX_API_KEY_GH":      "ignored: no URL",
+		"PGINBOX_API_URL_LEGACY":  "https://legacy.test",
 	}
 	getenv := func(k string) string { return env[k] }
-	apis, err := APIs(map[string]string{"sume-eu": "sume", "sume": "sume", "gh": "github"}, envconfig.Endpoints(getenv), nil)
+	var logs strings.Builder
+	apis, err := APIs(map[string]string{"sume-eu": "sume", "sume": "sume", "gh": "github"}, envconfig.Endpoints(getenv),
+		slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	eu, ok := apis["sume-eu"].(*SumeAPI)
-	if !ok || eu.BaseURL != "https://eu.sume.test" || eu.Key != "eu-key" || eu.Provider != "sume-eu" {
+	if !ok || eu.base != "https://eu.sume.test" || eu.key != "eu-key" || eu.provider != "sume-eu" ||
+		eu.Origin() != (Origin{"https", "eu.sume.test", "443"}) {
 		t.Fatalf("sume-eu: %#v", apis["sume-eu"])
 	}
-	if s, ok := apis["sume"].(*SumeAPI); !ok || s.BaseURL != "" || s.Key != "only-a-key" {
-		t.Fatalf("sume without a URL (status_url only): %#v", apis["sume"])
+	if len(apis) != 1 {
+		t.Fatalf("APIs %v: want only sume-eu (no URL, no API; unlisted providers have none)", apis)
 	}
-	if api, ok := apis["gh"]; !ok || api != nil {
-		t.Fatalf("gh: %#v, want an explicit nil (no API, no fallback)", api)
-	}
-	if apis[AnyProvider] == nil {
-		t.Fatal("no AnyProvider fallback")
+	for _, v := range []string{"PGINBOX_API_KEY_SUME is set but PGINBOX_API_URL_SUME is not", "PGINBOX_API_KEY_GH is set"} {
+		if !strings.Contains(logs.String(), v) {
+			t.Errorf("no warning %q in %s", v, logs.String())
+		}
 	}
 
 	for name, tc := range map[string]struct {
@@ -230,36 +241,16 @@ func TestAPIs(t *testing.T) {
 		kinds map[string]string
 		want  string
 	}{
-		"URL for a kind without a status API": {map[string]string{"PGINBOX_API_URL_STRIPE_1": "https://api.stripe.test"},
-			map[string]string{"stripe-1": "stripe"}, `PGINBOX_API_URL_STRIPE_1: provider "stripe-1" is of kind "stripe"`},
+		"URL for a kind without an API": {map[string]string{"PGINBOX_API_URL_SHOP_1": "https://api.shopify.test"},
+			map[string]string{"shop-1": "shopify"}, `PGINBOX_API_URL_SHOP_1: provider "shop-1" is of kind "shopify"`},
 		"relative URL": {map[string]string{"PGINBOX_API_URL_SUME": "api.sume.test"},
-			map[string]string{"sume": "sume"}, "PGINBOX_API_URL_SUME: provider sume: API URL \"api.sume.test\" is not an absolute http(s) URL"},
+			map[string]string{"sume": "sume"}, `PGINBOX_API_URL_SUME: provider sume: API URL: "api.sume.test" is not an absolute http(s) URL`},
 	} {
-		_, err := APIs(tc.kinds, envconfig.Endpoints(func(k string) string { return tc.env[k] }), nil)
+		_, err := APIs(tc.kinds, envconfig.Endpoints(func(k string) string { return tc.env[k] }), quietLogger)
 		var cfgErr *envconfig.Error
 		if !errors.As(err, &cfgErr) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a *envconfig.Error containing %q", name, err, tc.want)
 		}
-	}
-
-	// The fallback reads an unconfigured provider's settings when it meets it.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer legacy-key" || r.URL.Path != "/v1/jobs/j/status" {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Write([]byte(`{"status": "COMPLETED"}`))
-	}))
-	defer srv.Close()
-	env["PGINBOX_API_URL_LEGACY_SYS"] = srv.URL
-	env["PGINBOX_API_KEY_LEGACY_SYS"] = "legacy-key"
-	got, err := apis[AnyProvider].Lookup(context.Background(), Gap{Provider: "legacy-sys", ExternalID: "j"})
-	if err != nil || got.EventType != "job.completed" {
-		t.Fatalf("fallback lookup: %+v, %v", got, err)
-	}
-	env["PGINBOX_API_URL_BROKEN"] = "not a url"
-	if _, err := apis[AnyProvider].Lookup(context.Background(), Gap{Provider: "broken", ExternalID: "j"}); err == nil {
-		t.Fatal("fallback with a bad URL: no error")
 	}
 }
 

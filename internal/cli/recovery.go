@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -66,9 +68,13 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	var apis map[string]backfill.StatusAPI
+	apis, err := backfill.APIs(env.Kinds(), env.Endpoint, app.Log)
+	if err != nil {
+		return err
+	}
+	var logs map[string]backfill.EventLog
 	if *doBackfill {
-		if apis, err = backfill.APIs(env.Kinds(), env.Endpoint, &http.Client{}); err != nil {
+		if logs, err = backfill.EventLogs(env.Kinds(), env.Endpoint, env.AppID); err != nil {
 			return err
 		}
 	}
@@ -79,19 +85,47 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	defer closePool()
 
 	if *doBackfill {
-		report, err := backfill.Run(ctx, pool, apis, backfill.Options{
-			Provider: *provider, MaxGaps: *limit, Logger: app.Log,
-		})
+		opts := backfill.Options{Provider: *provider, MaxGaps: *limit, Logger: app.Log,
+			PassTimeout: env.BackfillTimeout, Lookback: env.BackfillLookback}
+		report, err := backfill.Run(ctx, pool, apis, opts)
+		var logReports []backfill.LogReport
+		for _, name := range slices.Sorted(maps.Keys(logs)) {
+			if *provider != "" && name != *provider {
+				continue
+			}
+			rep, lerr := backfill.RunLog(ctx, pool, logs[name], opts)
+			logReports = append(logReports, rep)
+			err = errors.Join(err, lerr)
+		}
 		if *asJSON {
-			enc := json.NewEncoder(app.Stdout)
-			if encErr := enc.Encode(report); encErr != nil && err == nil {
+			out := struct {
+				backfill.Report
+				EventLogs []backfill.LogReport `json:"event_logs"`
+			}{report, logReports}
+			if out.EventLogs == nil {
+				out.EventLogs = []backfill.LogReport{}
+			}
+			if encErr := json.NewEncoder(app.Stdout).Encode(out); encErr != nil && err == nil {
 				err = encErr
 			}
 		} else {
 			fmt.Fprintf(app.Stdout, "gaps %d: ingested %d, duplicates %d, tombstoned %d, postponed %d, "+
-				"skipped %d, failed %d, malformed %d, unauthorized %d (%d requests)\n",
+				"skipped %d, failed %d, malformed %d, unauthorized %d, refused %d (%d requests)\n",
 				report.Gaps, report.Ingested, report.Duplicates, report.Tombstoned, report.Postponed,
-				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Requests)
+				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Refused, report.Requests)
+			for _, p := range slices.Sorted(maps.Keys(report.RefusedBy)) {
+				for _, reason := range slices.Sorted(maps.Keys(report.RefusedBy[p])) {
+					fmt.Fprintf(app.Stdout, "refused %s: %d %s\n", p, report.RefusedBy[p][reason], reason)
+				}
+			}
+			for _, r := range logReports {
+				state := "complete, checkpoint " + r.To.UTC().Format(time.RFC3339)
+				if !r.Complete {
+					state = "cut short, checkpoint kept: " + r.Error
+				}
+				fmt.Fprintf(app.Stdout, "event log %s from %s: listed %d, recovered %d, duplicates %d, %d pages (%d requests); %s\n",
+					r.Provider, r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
+			}
 		}
 		return err
 	}
@@ -99,6 +133,9 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
 	if err != nil {
 		return err
+	}
+	for i, g := range gaps {
+		gaps[i].Backfill = backfill.Verdict(apis, g)
 	}
 	if *asJSON {
 		if gaps == nil {
@@ -112,10 +149,10 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tSTATUS_URL")
+	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tBACKFILL\tSTATUS_URL")
 	for _, g := range gaps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
-			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.StatusURL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
+			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.Backfill, g.StatusURL)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
@@ -116,11 +119,53 @@ func TestGapsCommand(t *testing.T) {
 		t.Fatalf("after backfill: %q", out)
 	}
 
+	// A status_url on another origin is shown, never requested, and counted.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the foreign status_url was requested: %s", r.URL)
+	}))
+	defer evil.Close()
+	mustExec(t, pool, `SELECT webhooks.expect('sume', 'job_3', now() - interval '1 minute', $1)`, evil.URL+"/steal")
+	code, out, _ = runCLI(t, env, "gaps", "--provider", "sume")
+	if code != 0 || !strings.Contains(out, "refused: foreign_origin") {
+		t.Fatalf("listing a foreign status_url: exit %d\n%s", code, out)
+	}
+	code, out, errOut = runCLI(t, env, "gaps", "--backfill", "--provider", "sume")
+	if code != 0 || !strings.Contains(out, "refused 1") || !strings.Contains(out, "refused sume: 1 foreign_origin") {
+		t.Fatalf("backfill of a foreign status_url: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
 	env["PGINBOX_PROVIDERS"] = "sume"
 	if code, _, errOut = runCLI(t, env, "gaps", "--backfill"); code != 1 || !strings.Contains(errOut, "is not name=kind") {
 		t.Fatalf("bad PGINBOX_PROVIDERS: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut = runCLI(t, env, "gaps", "--limit", "0"); code != 2 {
 		t.Fatalf("--limit 0: exit %d, %q", code, errOut)
+	}
+}
+
+// TestGapsBackfillEventLog: `pginbox gaps --backfill` also reads the event
+// log of a stripe provider with an API URL and prints what it recovered; a
+// second run reads only the overlap.
+func TestGapsBackfillEventLog(t *testing.T) {
+	t.Parallel()
+	url, pool := recoveryDB(t)
+	f := fakeapi.NewStripe("rk_test_cli")
+	defer f.Close()
+	for i := range 5 {
+		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_cli_%d", i), Type: "invoice.paid", Created: time.Now().Add(-time.Hour)})
+	}
+	env := map[string]string{"DATABASE_URL": url, "PGINBOX_PROVIDERS": "stripe=stripe",
+		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_cli"}
+	code, out, errOut := runCLI(t, env, "gaps", "--backfill")
+	if code != 0 || !strings.Contains(out, "event log stripe from ") || !strings.Contains(out, "listed 5, recovered 5, duplicates 0, 1 pages (1 requests); complete") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM webhooks.events WHERE source = 'backfill'`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d backfilled, %v", n, err)
+	}
+	code, out, _ = runCLI(t, env, "gaps", "--backfill", "--json")
+	if code != 0 || !strings.Contains(out, `"event_logs":[{"provider":"stripe"`) || !strings.Contains(out, `"listed":0`) {
+		t.Fatalf("second run: exit %d, %q", code, out)
 	}
 }

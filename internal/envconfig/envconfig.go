@@ -67,6 +67,12 @@ type Settings struct {
 	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
 	IngestTimeout                                                                time.Duration
 
+	// BackfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT), default 2m.
+	BackfillTimeout time.Duration
+	// BackfillLookback is how far back the first event-log pass of a provider
+	// reads (PGINBOX_BACKFILL_LOOKBACK), default 72h.
+	BackfillLookback time.Duration
+
 	PollOnly    bool   // PGINBOX_LISTEN=false
 	SkipMigrate bool   // PGINBOX_MIGRATE=false
 	ListenURL   string // PGINBOX_LISTEN_URL
@@ -76,6 +82,9 @@ type Settings struct {
 	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
 	// serve providers PGINBOX_PROVIDERS does not list.
 	Endpoint func(provider string) (url, key string)
+	// AppID returns a provider's PGINBOX_GITHUB_APP_ID_<NAME> (kind github:
+	// the GitHub App whose delivery log backfill reads), read when asked.
+	AppID func(provider string) string
 }
 
 // Kinds returns the providers' kinds by name.
@@ -112,6 +121,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		HTTPTimeout: 30 * time.Second,
 		Endpoint:    Endpoints(getenv),
+		AppID:       func(provider string) string { return getenv("PGINBOX_GITHUB_APP_ID_" + Name(provider)) },
 	}
 	if s.DataDir == "" {
 		s.DataDir = ".pginbox"
@@ -179,6 +189,8 @@ func (s *Settings) readDurations(getenv func(string) string) error {
 		{"PGINBOX_KEEP_KEYS", &s.KeepKeys, false},
 		{"PGINBOX_PRUNE_EVERY", &s.PruneEvery, true},
 		{"PGINBOX_INGEST_TIMEOUT", &s.IngestTimeout, false},
+		{"PGINBOX_BACKFILL_TIMEOUT", &s.BackfillTimeout, false},
+		{"PGINBOX_BACKFILL_LOOKBACK", &s.BackfillLookback, false},
 	}
 	for _, d := range durations {
 		v := getenv(d.name)
@@ -250,6 +262,7 @@ func readProviders(getenv func(string) string) ([]Provider, error) {
 	}
 	var providers []Provider
 	seen := map[string]bool{}
+	byVar := map[string]string{} // PGINBOX_SECRET_<NAME> → the provider it belongs to
 	for _, item := range strings.Split(list, ",") {
 		name, kind, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, kind = strings.TrimSpace(name), strings.TrimSpace(kind)
@@ -261,6 +274,12 @@ func readProviders(getenv func(string) string) ([]Provider, error) {
 		}
 		seen[name] = true
 		p := Provider{Name: name, Kind: kind, SecretVar: "PGINBOX_SECRET_" + Name(name)}
+		if other, ok := byVar[p.SecretVar]; ok {
+			return nil, &Error{"PGINBOX_PROVIDERS", fmt.Sprintf(
+				"providers %q and %q would share %s (and PGINBOX_API_URL_%s, PGINBOX_API_KEY_%s): rename one",
+				other, name, p.SecretVar, Name(name), Name(name))}
+		}
+		byVar[p.SecretVar] = name
 		for _, s := range strings.Split(getenv(p.SecretVar), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				p.Secrets = append(p.Secrets, s)

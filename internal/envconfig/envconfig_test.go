@@ -103,3 +103,16 @@ func TestParseDuration(t *testing.T) {
 		t.Error(`ParseDuration("xd") accepted`)
 	}
 }
+
+// TestProvidersSharingAVariable: a-b and a_b would read one
+// PGINBOX_SECRET_A_B (and one API URL and key): refused, naming both.
+func TestProvidersSharingAVariable(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"PGINBOX_PROVIDERS": "a-b=github,a_b=stripe", "PGINBOX_SECRET_A_B": "one-secret-0123456789"}
+	_, err := Read(func(k string) string { return env[k] })
+	var e *Error
+	if !errors.As(err, &e) || e.Var != "PGINBOX_PROVIDERS" ||
+		!strings.Contains(err.Error(), `providers "a-b" and "a_b" would share PGINBOX_SECRET_A_B`) {
+		t.Fatalf("error %v, want a refusal naming a-b, a_b and PGINBOX_SECRET_A_B", err)
+	}
+}

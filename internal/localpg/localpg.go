@@ -11,6 +11,8 @@ package localpg
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,8 +27,14 @@ import (
 	"syscall"
 )
 
-// Superuser is the bootstrap role initdb creates; local connections trust it.
+// Superuser is the bootstrap role initdb creates.
 const Superuser = "postgres"
+
+// PasswordFile is the file under Options.Dir that holds the superuser's
+// generated password (mode 0600): the cluster listens on 127.0.0.1 only,
+// with no Unix socket, and asks every connection for it (scram-sha-256), so
+// another local user cannot connect as the superuser.
+const PasswordFile = "password"
 
 // Options configures [Start].
 type Options struct {
@@ -42,6 +50,12 @@ type Options struct {
 	BinDir string
 	// Logger receives progress lines. Nil discards them.
 	Logger *slog.Logger
+	// Trust lets every connection in without a password (initdb
+	// --auth=trust): for the test suite's throwaway clusters only, which
+	// live in a fresh temporary folder and are removed after the run. Without
+	// it the superuser has a generated password ([PasswordFile]) and
+	// connections must present it (scram-sha-256).
+	Trust bool
 }
 
 // TestSettings trade durability for speed: for throwaway clusters only.
@@ -71,6 +85,9 @@ type Cluster struct {
 	// Started is true when Start launched the server, false when it found it
 	// already running (then Stop leaves it running too).
 	Started bool
+
+	// password is the superuser's, "" for a Trust cluster.
+	password string
 
 	cred *syscall.Credential
 	log  *slog.Logger
@@ -142,10 +159,31 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.ensurePort(opts.Port); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(c.DataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+	_, statErr := os.Stat(filepath.Join(c.DataDir, "PG_VERSION"))
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	if !opts.Trust {
+		created, err := c.ensurePassword()
+		if err != nil {
+			return nil, err
+		}
+		if !fresh && created {
+			// A cluster made before passwords (initdb --auth=trust): give the
+			// superuser the new password before it listens with scram.
+			if c.running(ctx) {
+				return nil, fmt.Errorf("localpg: %s is running with password-less access; stop it (pg_ctl stop -D %s) so pginbox can set a password", c.DataDir, c.DataDir)
+			}
+			if err := c.setPassword(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if fresh {
 		if err := c.initdb(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.writeHBA(); err != nil {
+		return nil, err
 	}
 	if err := c.writeSettings(opts.Settings); err != nil {
 		return nil, err
@@ -164,9 +202,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	return c, nil
 }
 
-// URL returns a connection URL for database db as the bootstrap superuser.
+// URL returns a connection URL for database db as the bootstrap superuser,
+// with its password unless the cluster trusts every connection.
 func (c *Cluster) URL(db string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, c.Port, db)
+	user := Superuser
+	if c.password != "" {
+		user += ":" + c.password
+	}
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", user, c.Port, db)
 }
 
 // Stop stops the server (fast shutdown: connections are closed, in-flight
@@ -213,12 +256,104 @@ func (c *Cluster) running(ctx context.Context) bool {
 
 func (c *Cluster) initdb(ctx context.Context) error {
 	c.log.Info("creating local postgres cluster", "dir", c.DataDir)
-	out, err := c.run(ctx, "initdb", "-D", c.DataDir, "-U", Superuser, "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync")
+	args := []string{"-D", c.DataDir, "-U", Superuser, "--encoding=UTF8", "--locale=C", "--no-sync"}
+	if c.password == "" {
+		args = append(args, "--auth=trust")
+	} else {
+		pw, cleanup, err := c.serverReadable(c.password + "\n")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		args = append(args, "--auth=scram-sha-256", "--pwfile="+pw)
+	}
+	out, err := c.run(ctx, "initdb", args...)
 	if err != nil {
 		return fmt.Errorf("localpg: initdb: %w: %s", err, out)
 	}
 	return nil
+}
+
+// ensurePassword reads Dir/password, or generates and writes one (0600);
+// created reports a new one.
+func (c *Cluster) ensurePassword() (created bool, err error) {
+	file := filepath.Join(c.Dir, PasswordFile)
+	if data, err := os.ReadFile(file); err == nil {
+		if pw := strings.TrimSpace(string(data)); pw != "" {
+			c.password = pw
+			// Tighten a file whose mode was loosened by hand.
+			return false, os.Chmod(file, 0o600)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("localpg: read %s: %w", file, err)
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return false, fmt.Errorf("localpg: generate a password: %w", err)
+	}
+	c.password = hex.EncodeToString(buf)
+	if err := os.WriteFile(file, []byte(c.password+"\n"), 0o600); err != nil {
+		return false, fmt.Errorf("localpg: write %s: %w", file, err)
+	}
+	if err := os.Chmod(file, 0o600); err != nil { // whatever the umask
+		return false, fmt.Errorf("localpg: chmod %s: %w", file, err)
+	}
+	return true, nil
+}
+
+// serverReadable writes content to a 0600 file the server's user can read
+// (initdb --pwfile, single-user input), removed by cleanup.
+func (c *Cluster) serverReadable(content string) (string, func(), error) {
+	f, err := os.CreateTemp(c.Dir, ".pw-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("localpg: %w", err)
+	}
+	cleanup := func() { os.Remove(f.Name()) }
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = c.chown(f.Name())
+	}
+	if werr != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("localpg: %w", werr)
+	}
+	return f.Name(), cleanup, nil
+}
+
+// setPassword gives the superuser c.password in single-user mode (the
+// server is not running), for a cluster created with trust.
+func (c *Cluster) setPassword(ctx context.Context) error {
+	c.log.Info("setting a password on the local postgres cluster", "dir", c.DataDir)
+	in, cleanup, err := c.serverReadable(fmt.Sprintf("ALTER ROLE %s PASSWORD '%s';\n", Superuser, c.password))
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	out, err := c.runInput(ctx, in, "postgres", "--single", "-D", c.DataDir, "-c", "password_encryption=scram-sha-256", "postgres")
+	if err != nil {
+		return fmt.Errorf("localpg: set the superuser's password: %w: %s", err, out)
+	}
+	return nil
+}
+
+// writeHBA rewrites pg_hba.conf: TCP on loopback only (the server has no
+// Unix socket), scram-sha-256, or trust for a Trust cluster.
+func (c *Cluster) writeHBA() error {
+	method := "scram-sha-256"
+	if c.password == "" {
+		method = "trust"
+	}
+	conf := "# written by pginbox localpg on every start\n" +
+		"host all all 127.0.0.1/32 " + method + "\n" +
+		"host all all ::1/128 " + method + "\n"
+	file := filepath.Join(c.DataDir, "pg_hba.conf")
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		return fmt.Errorf("localpg: write %s: %w", file, err)
+	}
+	return c.chown(file)
 }
 
 // writeSettings rewrites pginbox.conf, included from postgresql.conf, so the
@@ -315,7 +450,21 @@ func (c *Cluster) chown(path string) error {
 }
 
 func (c *Cluster) run(ctx context.Context, name string, args ...string) (string, error) {
+	return c.runInput(ctx, "", name, args...)
+}
+
+// runInput runs a server binary as the server's user, its standard input
+// read from the file stdin when set.
+func (c *Cluster) runInput(ctx context.Context, stdin, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, name), args...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return "", fmt.Errorf("localpg: %w", err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
 	cmd.Dir = c.Dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
 	if c.cred != nil {

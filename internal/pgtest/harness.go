@@ -108,7 +108,8 @@ func StartCluster(ctx context.Context) (*localpg.Cluster, error) {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	// PGINBOX_PG_BINDIR picks another server version (make test-matrix).
-	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings, BinDir: os.Getenv("PGINBOX_PG_BINDIR")})
+	// Trust: a throwaway cluster in a fresh temporary folder, for tests only.
+	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings, BinDir: os.Getenv("PGINBOX_PG_BINDIR"), Trust: true})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

@@ -15,7 +15,7 @@ import (
 // Example verifies a signed Sume delivery, extracts its idempotency key and
 // event type, and refuses the same delivery once its body was altered.
 func Example() {
-	secret := "demo-secret"
+	secret := "demo-secret-change-me"
 	body := []byte(`{"event":"job.completed","job_id":"job_123","status":"COMPLETED"}`)
 	now := time.Unix(1_700_000_000, 0)
 	ts := strconv.FormatInt(now.Unix(), 10)
@@ -27,7 +27,7 @@ func Example() {
 	h.Set("X-Sume-Timestamp", ts)
 	h.Set("X-Sume-Signature", "v1="+hex.EncodeToString(mac.Sum(nil)))
 
-	p, err := verify.New("sume", []string{"old-secret", secret})
+	p, err := verify.New("sume", []string{"old-secret-0123456789", secret})
 	if err != nil {
 		panic(err)
 	}

@@ -39,6 +39,9 @@ func (p *github) Verify(h http.Header, body []byte, _ time.Time) error {
 
 // parseGitHubSignature returns the signature of an X-Hub-Signature-256 header.
 func parseGitHubSignature(header string) ([]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return nil, unauthorized(ReasonSignatureMissing)
@@ -66,12 +69,31 @@ func (p *github) Identify(h http.Header, body []byte) (Delivery, error) {
 	if err != nil {
 		return Delivery{}, err
 	}
-	t := h.Get("X-GitHub-Event")
-	if action, ok := env.Str("action"); ok && t != "" {
-		t += "." + action
-	}
-	if t, err = eventType(t); err != nil {
+	t, err := gitHubEventType(h.Get("X-GitHub-Event"), env)
+	if err != nil {
 		return Delivery{}, err
 	}
 	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+}
+
+// GitHubEventType returns the event type a GitHub webhook delivery is
+// stored under: the X-GitHub-Event header value, followed by "." and the
+// body's top-level action when it has one (e.g. "issues.opened"). Backfill
+// from a GitHub App's delivery log uses it on the recorded request, so a
+// recovered delivery gets the type its webhook would have. Errors are
+// *RejectError (400).
+func GitHubEventType(event string, body []byte) (string, error) {
+	env, err := ReadEnvelope(body)
+	if err != nil {
+		return "", err
+	}
+	return gitHubEventType(event, env)
+}
+
+func gitHubEventType(event string, env Envelope) (string, error) {
+	t := event
+	if action, ok := env.Str("action"); ok && t != "" {
+		t += "." + action
+	}
+	return eventType(t)
 }

@@ -74,7 +74,7 @@ func TestGitHubIdentify(t *testing.T) {
 		{"event with action too long", "d1", strings.Repeat("e", 250), `{"action":"opened"}`, "", "", ReasonEventTypeInvalid},
 		{"form-encoded body", "d1", "push", `payload=%7B%7D`, "", "", ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "github", "s")
+	p := mustProvider(t, "github", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -86,6 +86,7 @@ var (
 	verifyReasons = map[string]bool{
 		ReasonSignatureMissing: true, ReasonSignatureMalformed: true, ReasonSignatureMismatch: true,
 		ReasonTimestampMissing: true, ReasonTimestampMalformed: true, ReasonTimestampOutOfTolerance: true,
+		ReasonSignatureHeaderTooLarge: true, ReasonTooManySignatures: true,
 	}
 	identifyReasons = map[string]bool{
 		ReasonBodyNotJSON: true, ReasonKeyMissing: true, ReasonKeyInvalid: true,

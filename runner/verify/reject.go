@@ -35,6 +35,12 @@ const (
 	ReasonTimestampMissing = "timestamp missing"
 	// ReasonTimestampMalformed means the timestamp is not unix seconds in decimal digits.
 	ReasonTimestampMalformed = "timestamp malformed"
+	// ReasonSignatureHeaderTooLarge means the signature header is over
+	// MaxSignatureHeaderBytes: refused before any HMAC is computed.
+	ReasonSignatureHeaderTooLarge = "signature header too large"
+	// ReasonTooManySignatures means the signature header lists more than
+	// MaxSignatures signatures: refused before any HMAC is computed.
+	ReasonTooManySignatures = "too many signatures"
 	// ReasonTimestampOutOfTolerance means a correctly signed timestamp is more than
 	// five minutes before or after now.
 	ReasonTimestampOutOfTolerance = "timestamp out of tolerance"

@@ -39,6 +39,9 @@ func (p *shopify) Verify(h http.Header, body []byte, _ time.Time) error {
 
 // parseShopifySignature returns the signature of an X-Shopify-Hmac-Sha256 header.
 func parseShopifySignature(header string) ([]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return nil, unauthorized(ReasonSignatureMissing)

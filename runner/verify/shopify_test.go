@@ -9,7 +9,7 @@ import (
 
 func TestShopifyVerify(t *testing.T) {
 	t.Parallel()
-	const secret, oldSecret = "shpss_current", "shpss_previous"
+	const secret, oldSecret = "shpss_current_secret", "shpss_previous_secret"
 	body := `{"id":820982911946154508,"email":"jon@example.com"}`
 	sig := shopifyHeader(secret, body).Get("X-Shopify-Hmac-Sha256")
 	raw := func(v string) http.Header { return headers("X-Shopify-Hmac-Sha256", v) }
@@ -55,7 +55,7 @@ func TestShopifyIdentify(t *testing.T) {
 		{"topic missing", "e1", "", `{"id":1}`, ReasonEventTypeMissing},
 		{"body not an object", "e1", "orders/create", `[1]`, ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "shopify", "s")
+	p := mustProvider(t, "shopify", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

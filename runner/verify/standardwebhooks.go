@@ -50,6 +50,9 @@ func decodeWhsec(secret string) ([]byte, error) {
 	if len(key) == 0 {
 		return nil, errors.New(`empty after the "whsec_" prefix`)
 	}
+	if len(key) < MinSecretBytes {
+		return nil, fmt.Errorf("the decoded key is %d bytes, shorter than the %d required", len(key), MinSecretBytes)
+	}
 	return key, nil
 }
 
@@ -78,7 +81,13 @@ func (p *standardWebhooks) Verify(h http.Header, body []byte, now time.Time) err
 // parseStandardSignatures returns the well-formed v1 signatures of a
 // space-separated webhook-signature list.
 func parseStandardSignatures(header string) ([][]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	entries := strings.Fields(header)
+	if err := checkBounds(header, len(entries)); err != nil {
+		return nil, err
+	}
 	if len(entries) == 0 {
 		return nil, unauthorized(ReasonSignatureMissing)
 	}
@@ -113,5 +122,5 @@ func (p *standardWebhooks) Identify(h http.Header, body []byte) (Delivery, error
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // stripe verifies Stripe deliveries:
@@ -45,6 +46,18 @@ func (p *stripe) Verify(h http.Header, body []byte, now time.Time) error {
 // signatures of a Stripe-Signature header. A header with two different t
 // values is refused: which one was signed would be a guess.
 func parseStripeSignature(header string) (ts string, sigs [][]byte, err error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return "", nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
+	entries := 0 // everything but t= and empty items counts as a signature
+	for item := range strings.SplitSeq(header, ",") {
+		if item = strings.TrimFunc(item, unicode.IsSpace); item != "" && !strings.HasPrefix(item, "t=") {
+			entries++
+		}
+	}
+	if err := checkBounds(header, entries); err != nil {
+		return "", nil, err
+	}
 	if strings.TrimSpace(header) == "" {
 		return "", nil, unauthorized(ReasonSignatureMissing)
 	}
@@ -96,5 +109,5 @@ func (p *stripe) Identify(h http.Header, body []byte) (Delivery, error) {
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
 }

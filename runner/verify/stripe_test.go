@@ -79,7 +79,7 @@ func TestStripeIdentify(t *testing.T) {
 		{"type not a string", `{"id":"evt_1","type":["a"]}`, "", "", ReasonEventTypeMissing},
 		{"body not json", `id=evt_1&type=invoice.paid`, "", "", ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "stripe", "whsec_x")
+	p := mustProvider(t, "stripe", "whsec_identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

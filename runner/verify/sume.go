@@ -47,7 +47,13 @@ func (p *sume) Verify(h http.Header, body []byte, now time.Time) error {
 // parseSumeSignature returns the well-formed v1 signatures of an
 // X-Sume-Signature header.
 func parseSumeSignature(header string) ([][]byte, error) {
+	if len(header) > MaxSignatureHeaderBytes {
+		return nil, unauthorized(ReasonSignatureHeaderTooLarge)
+	}
 	entries := strings.FieldsFunc(header, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if err := checkBounds(header, len(entries)); err != nil {
+		return nil, err
+	}
 	if len(entries) == 0 {
 		return nil, unauthorized(ReasonSignatureMissing)
 	}
@@ -80,6 +86,7 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 	}
 	headerID := h.Get("X-Sume-Event-Id")
 	var key string
+	signed := true
 	switch {
 	case env.Has("job_id"):
 		key, err = env.Key("job_id")
@@ -89,6 +96,7 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 		key, err = env.Key("id")
 	case headerID != "":
 		key, err = validKey(headerID)
+		signed = false
 	default:
 		err = badRequest(ReasonKeyMissing)
 	}
@@ -108,5 +116,5 @@ func (p *sume) Identify(h http.Header, body []byte) (Delivery, error) {
 	if t, err = eventType(t); err != nil {
 		return Delivery{}, err
 	}
-	return Delivery{ExternalID: key, EventType: t, Payload: body}, nil
+	return Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: signed}, nil
 }

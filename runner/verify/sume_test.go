@@ -131,7 +131,7 @@ func TestSumeIdentify(t *testing.T) {
 		{"event type with newline", `{"job_id":"j","event":"a\nb"}`, "", "", "", ReasonEventTypeInvalid},
 		{"not an object", `[{"job_id":"j"}]`, "", "", "", ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "sume", "secret")
+	p := mustProvider(t, "sume", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -195,7 +195,7 @@ func FuzzSumeIdentify(f *testing.F) {
 	} {
 		f.Add([]byte(s.body), s.header)
 	}
-	p := mustProvider(f, "sume", "secret")
+	p := mustProvider(f, "sume", "identify-only-secret-0123")
 	f.Fuzz(func(t *testing.T, body []byte, headerID string) {
 		h := http.Header{}
 		if headerID != "" {

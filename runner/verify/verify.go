@@ -39,6 +39,38 @@ type Delivery struct {
 	// Payload is the body, unchanged, validated as a JSON object Postgres
 	// jsonb accepts. It shares memory with the body passed to Identify.
 	Payload json.RawMessage
+	// KeySigned reports whether the signature covers ExternalID: true for
+	// stripe and standardwebhooks, and for sume keyed by a body id; false for
+	// github and shopify (X-GitHub-Delivery, X-Shopify-Event-Id) and for sume
+	// keyed by X-Sume-Event-Id. An unsigned key proves nothing: anyone holding
+	// one captured delivery can send it again under a fresh key. Callers then
+	// pass the body's SHA-256 to webhooks.ingest_webhook (body_sha256), which
+	// answers a body already stored under another key as a duplicate and never
+	// lets a different body replace a stored one.
+	KeySigned bool
+}
+
+// MaxSignatureHeaderBytes and MaxSignatures bound the work one
+// unauthenticated delivery can cause: every signature is compared with the
+// MAC of every secret. A signature header (its first value) over
+// MaxSignatureHeaderBytes, or listing more than MaxSignatures entries, is
+// refused before any MAC is computed. Providers send one signature per active
+// secret (two while rotating). webhooks.ingest_signed applies the same bounds.
+const (
+	MaxSignatureHeaderBytes = 4096
+	MaxSignatures           = 8
+)
+
+// checkBounds refuses a signature header over MaxSignatureHeaderBytes or with
+// more than MaxSignatures entries.
+func checkBounds(header string, entries int) error {
+	if len(header) > MaxSignatureHeaderBytes {
+		return unauthorized(ReasonSignatureHeaderTooLarge)
+	}
+	if entries > MaxSignatures {
+		return unauthorized(ReasonTooManySignatures)
+	}
+	return nil
 }
 
 // tolerance is how far a signed timestamp may be from now, in either direction.
@@ -59,10 +91,16 @@ var kinds = map[string]func(secrets []string) (Provider, error){
 	"sume":             newSume,
 }
 
+// MinSecretBytes is the shortest secret New accepts, in bytes (for
+// standardwebhooks, of the key decoded from the secret): a shorter HMAC key
+// can be guessed offline from one captured delivery.
+const MinSecretBytes = 16
+
 // New builds a provider of the given kind that accepts deliveries
 // signed with any of secrets. It fails on an unknown kind, no secrets, an
-// empty secret or a secret the kind cannot use (a standardwebhooks secret that
-// is not base64 after its optional "whsec_" prefix). Errors never contain a secret.
+// empty secret, a secret shorter than MinSecretBytes or a secret the kind
+// cannot use (a standardwebhooks secret that is not base64 after its optional
+// "whsec_" prefix). Errors never contain a secret.
 func New(kind string, secrets []string) (Provider, error) {
 	newKind, ok := kinds[kind]
 	if !ok {
@@ -74,6 +112,10 @@ func New(kind string, secrets []string) (Provider, error) {
 	for i, s := range secrets {
 		if s == "" {
 			return nil, fmt.Errorf("provider kind %s: secret %d of %d is empty", kind, i+1, len(secrets))
+		}
+		if kind != "standardwebhooks" && len(s) < MinSecretBytes {
+			return nil, fmt.Errorf("provider kind %s: secret %d of %d is %d bytes, shorter than the %d required",
+				kind, i+1, len(secrets), len(s), MinSecretBytes)
 		}
 	}
 	return newKind(secrets)

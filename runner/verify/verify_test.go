@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ func TestKinds(t *testing.T) {
 		t.Fatalf("Kinds() = %q, want %q", got, want)
 	}
 	for _, kind := range want {
-		secret := "secret"
+		secret := "identify-only-secret-0123"
 		if kind == "standardwebhooks" {
 			secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 		}
@@ -39,7 +40,12 @@ func TestNewErrors(t *testing.T) {
 		{"kind is case-sensitive", "Sume", []string{"s"}, "unknown provider kind"},
 		{"nil secrets", "sume", nil, "no secrets"},
 		{"empty secrets", "stripe", []string{}, "no secrets"},
-		{"empty secret", "github", []string{"ok", ""}, "secret 2 of 2 is empty"},
+		{"empty secret", "github", []string{"ok-0123456789abcdef", ""}, "secret 2 of 2 is empty"},
+		{"short secret", "sume", []string{"demo-secret"}, "secret 1 of 1 is 11 bytes, shorter than the 16 required"},
+		{"short second secret", "shopify", []string{"shpss_0123456789abcdef", "shpss_short"}, "secret 2 of 2 is 11 bytes"},
+		{"15 bytes", "stripe", []string{"whsec_123456789"}, "15 bytes, shorter than the 16 required"},
+		{"whsec decoding to 15 bytes", "standardwebhooks", []string{"whsec_MTIzNDU2Nzg5MDEyMzQ1"}, "the decoded key is 15 bytes, shorter than the 16 required"},
+		{"whsec decoding to 6 bytes", "standardwebhooks", []string{"whsec_c2VjcmV0"}, "the decoded key is 6 bytes"},
 		{"whsec not base64", "standardwebhooks", []string{"whsec_not*base64!"}, "not base64"},
 		{"bare not base64", "standardwebhooks", []string{"%%%%"}, "not base64"},
 		{"whsec prefix only", "standardwebhooks", []string{"whsec_"}, "empty"},
@@ -69,9 +75,9 @@ func TestNewAcceptsSecrets(t *testing.T) {
 	for _, secret := range []string{
 		"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", // spec example
 		"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",       // no prefix
-		"whsec_c2VjcmV0",                         // padded, no padding needed
-		"whsec_c2VjcmV0Cg==",                     // padded
-		"whsec_c2VjcmV0Cg",                       // unpadded
+		"whsec_MTIzNDU2Nzg5MDEyMzQ1Ng==",         // 16 bytes, padded
+		"whsec_MTIzNDU2Nzg5MDEyMzQ1Ng",           // 16 bytes, unpadded
+		"whsec_MTIzNDU2Nzg5MDEyMzQ1Njc4",         // 18 bytes, no padding needed
 	} {
 		if _, err := New("standardwebhooks", []string{secret}); err != nil {
 			t.Errorf("New(standardwebhooks, %q): %v", secret, err)
@@ -125,12 +131,12 @@ func TestIdentifyBodyNotJSON(t *testing.T) {
 // Stripe: a fresh delivery signed with the secret verifies, one whose body
 // changed does not.
 func FuzzSignedRoundTrip(f *testing.F) {
-	f.Add("secret", []byte(`{"job_id":"j"}`), int64(0))
-	f.Add("s", []byte(""), int64(299))
-	f.Add("whsec_x", []byte("\x00\xff"), int64(-301))
+	f.Add("secret-0123456789", []byte(`{"job_id":"j"}`), int64(0))
+	f.Add("s-0123456789abcdef", []byte(""), int64(299))
+	f.Add("whsec_x0123456789ab", []byte("\x00\xff"), int64(-301))
 	now := time.Unix(1_700_000_000, 0)
 	f.Fuzz(func(t *testing.T, secret string, body []byte, offset int64) {
-		if secret == "" {
+		if len(secret) < MinSecretBytes {
 			return
 		}
 		offset %= 1000
@@ -141,7 +147,7 @@ func FuzzSignedRoundTrip(f *testing.F) {
 			"sume":   headers("X-Sume-Timestamp", ts, "X-Sume-Signature", "v1="+mac),
 			"stripe": headers("Stripe-Signature", "t="+ts+",v1="+mac),
 		} {
-			p := mustProvider(t, kind, "other-secret", secret)
+			p := mustProvider(t, kind, "other-secret-0123456789", secret)
 			err := p.Verify(h, body, now)
 			if fresh && err != nil {
 				t.Fatalf("%s: fresh signed delivery rejected: %v", kind, err)
@@ -153,4 +159,40 @@ func FuzzSignedRoundTrip(f *testing.F) {
 			checkReject(t, p.Verify(h, tampered, now), http.StatusUnauthorized, ReasonSignatureMismatch)
 		}
 	})
+}
+
+// TestKeySigned: which rule keyed a delivery decides whether the signature
+// covers the key.
+func TestKeySigned(t *testing.T) {
+	t.Parallel()
+	const secret = "key-signed-secret-0123"
+	sw := "whsec_" + base64.StdEncoding.EncodeToString([]byte("key-signed-standard-key"))
+	tests := []struct {
+		kind, secret, body string
+		h                  http.Header
+		want               bool
+	}{
+		{"sume", secret, `{"job_id": "j", "event": "job.completed"}`, headers("X-Sume-Event-Id", "evt"), true},
+		{"sume", secret, `{"request_id": "r", "event": "run.done"}`, nil, true},
+		{"sume", secret, `{"id": "evt", "type": "file.created"}`, headers("X-Sume-Event-Id", "evt"), true},
+		{"sume", secret, `{"type": "ping"}`, headers("X-Sume-Event-Id", "evt"), false},
+		{"sume", secret, `{"job_id": null, "request_id": null, "id": null, "type": "ping"}`, headers("X-Sume-Event-Id", "evt"), false},
+		{"stripe", secret, `{"id": "evt_1", "type": "invoice.paid"}`, nil, true},
+		{"standardwebhooks", sw, `{"type": "user.created"}`, headers("webhook-id", "msg_1"), true},
+		{"github", secret, `{"action": "opened"}`, headers("X-GitHub-Delivery", "d", "X-GitHub-Event", "issues"), false},
+		{"shopify", secret, `{"id": 1}`, headers("X-Shopify-Event-Id", "e", "X-Shopify-Topic", "orders/create"), false},
+	}
+	for _, tt := range tests {
+		h := tt.h
+		if h == nil {
+			h = http.Header{}
+		}
+		d, err := mustProvider(t, tt.kind, tt.secret).Identify(h, []byte(tt.body))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.kind, tt.body, err)
+		}
+		if d.KeySigned != tt.want {
+			t.Errorf("%s %s: KeySigned %v, want %v", tt.kind, tt.body, d.KeySigned, tt.want)
+		}
+	}
 }

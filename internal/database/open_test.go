@@ -1,0 +1,48 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/internal/localpg"
+)
+
+// TestOpenEmbeddedUsesThePassword: with DATABASE_URL unset, the embedded
+// cluster's URL carries the generated password, and what the runner does
+// first (connect, read the server) works through it.
+func TestOpenEmbeddedUsesThePassword(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "pginbox-embedded-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := Open(ctx, "", dir, nil)
+	if errors.Is(err, localpg.ErrNoBinaries) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if !strings.Contains(db.URL, "postgres:") || !strings.Contains(db.URL, "@127.0.0.1:") {
+		t.Fatalf("embedded URL without a password: %s", strings.SplitN(db.URL, "@", 2)[1])
+	}
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var method string
+	if err := conn.QueryRow(ctx, `SELECT auth_method FROM pg_hba_file_rules WHERE address = '127.0.0.1'`).Scan(&method); err != nil || method != "scram-sha-256" {
+		t.Fatalf("pg_hba for 127.0.0.1: %q, %v; want scram-sha-256", method, err)
+	}
+}
