@@ -104,6 +104,11 @@ func (e *RefusedError) Error() string {
 // ErrUnauthorized is matched (errors.Is) by an *APIError for 401 or 403.
 var ErrUnauthorized = errors.New("the provider refused the API key")
 
+// ErrNoPass marks an error that kept a backfill pass from running at all
+// (the gaps or the checkpoint could not be read). Every other error of
+// [Run] and [RunLog] comes from a pass that ran and left something unfilled.
+var ErrNoPass = errors.New("backfill pass did not run")
+
 // APIError is a provider API call that gave no answer: an HTTP status other
 // than the API's definite answers, or a transport failure (StatusCode 0).
 type APIError struct {

@@ -123,7 +123,7 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	rep := LogReport{Provider: provider, To: now.Add(-opts.Lag).Truncate(time.Second)}
 	at, ok, err := checkpoint(ctx, pool, provider)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("%w: %w", ErrNoPass, err)
 	}
 	rep.From = now.Add(-opts.Lookback)
 	if ok {

@@ -191,7 +191,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 
 	gaps, err := FindGaps(ctx, pool, opts.Provider, opts.MaxGaps)
 	if err != nil {
-		return report, err
+		return report, fmt.Errorf("%w: %w", ErrNoPass, err)
 	}
 	report.Gaps = len(gaps)
 	if len(gaps) == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -127,7 +128,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 					r.Provider, r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
 			}
 		}
-		return err
+		return passOutcome(app, err)
 	}
 
 	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
@@ -162,5 +163,19 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 		more = fmt.Sprintf(" (the first %d: raise --limit for more)", *limit)
 	}
 	fmt.Fprintf(app.Stdout, "%d gaps%s\n", len(gaps), more)
+	return nil
+}
+
+// passOutcome decides the exit of gaps --backfill: a pass that ran exits 0
+// whatever it could not fill (a refused key, a pass cut short, an API that
+// kept failing), each such problem reported as one line on Stderr; only an
+// error that kept the pass from running fails the command.
+func passOutcome(app App, err error) error {
+	if err == nil || errors.Is(err, backfill.ErrNoPass) {
+		return err
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(app.Stderr, "pginbox: %s\n", line)
+	}
 	return nil
 }
