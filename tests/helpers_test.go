@@ -344,11 +344,12 @@ func recordingHandler() (runner.Handler, func(string) bool) {
 
 // runnerProc is a `pginbox serve` subprocess.
 type runnerProc struct {
-	cmd  *exec.Cmd
-	Base string
-	done chan struct{}
-	mu   sync.Mutex
-	log  []string
+	cmd   *exec.Cmd
+	Base  string
+	Admin string // the admin listener's base URL
+	done  chan struct{}
+	mu    sync.Mutex
+	log   []string
 }
 
 // startRunner starts `pginbox serve` with env on a free port and waits until
@@ -363,8 +364,16 @@ func startRunner(t *testing.T, env map[string]string) *runnerProc {
 		}
 		addr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
+	admin := env["PGINBOX_ADMIN_ADDR"]
+	if admin == "" {
+		port, err := localpg.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin = fmt.Sprintf("127.0.0.1:%d", port)
+	}
 	cmd := exec.Command(pginboxBinary(t), "serve")
-	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr)
+	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr, "PGINBOX_ADMIN_ADDR="+admin)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -373,7 +382,7 @@ func startRunner(t *testing.T, env map[string]string) *runnerProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &runnerProc{cmd: cmd, Base: "http://" + addr, done: make(chan struct{})}
+	p := &runnerProc{cmd: cmd, Base: "http://" + addr, Admin: "http://" + admin, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -678,6 +687,7 @@ func (p *tcpProxy) Close() {
 type testServer struct {
 	Srv    *runner.Server
 	Base   string
+	Admin  string // the admin listener's base URL ("" when off)
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -688,6 +698,9 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.AdminAddr == "" {
+		cfg.AdminAddr = "127.0.0.1:0"
 	}
 	if cfg.ReconcileEvery == 0 {
 		cfg.ReconcileEvery = -1
@@ -714,6 +727,9 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 	ts := &testServer{Srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Run(ctx) }()
 	ts.Base = "http://" + srv.Addr().String()
+	if a := srv.AdminAddr(); a != nil {
+		ts.Admin = "http://" + a.String()
+	}
 	t.Cleanup(func() { ts.Stop(t) })
 	return ts
 }
