@@ -8,7 +8,7 @@ const baseCSS = `
 * { box-sizing: border-box; }
 body { margin:0; font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",sans-serif; color:var(--ink); background:var(--bg); }
 a { color:var(--accent); text-decoration:none; } a:hover { text-decoration:underline; }
-h1 { font-size:1.25rem; margin:0 0 .5rem; }
+h1 { font-size:1.25rem; margin:0 0 .5rem; } h1 .chip, h1 .badge { margin-left:.35rem; vertical-align:.15em; }
 .card, section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:.75rem 1rem; min-width:0; }
 input, select, button, textarea { font:inherit; color:inherit; background:var(--card); border:1px solid var(--line); border-radius:6px; padding:.3rem .5rem; }
 button { cursor:pointer; background:var(--chip); }
