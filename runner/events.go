@@ -197,6 +197,17 @@ func (f *eventsFilter) listSQL(cols string, before int64, limit int, now time.Ti
 	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
 }
 
+// countSQL counts the filter's events per status, each count stopping at
+// countCap+1 (one bounded index range scan per status).
+func (f *eventsFilter) countSQL(now time.Time, args *[]any) string {
+	where := f.where(now, args)
+	var parts []string
+	for _, st := range f.statusList() {
+		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, countCap+1))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
 // tooManyError is a bulk replay over the limit.
 type tooManyError struct{ N int }
 

@@ -99,12 +99,7 @@ func (s *Server) listEvents(ctx context.Context, lr listRequest) (*eventList, er
 	}
 	// Counts per status, each capped: one index range scan per status.
 	args = args[:0]
-	where := lr.Filter.where(now, &args)
-	var parts []string
-	for _, st := range lr.Filter.statusList() {
-		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, countCap+1))
-	}
-	rows, err = s.console.Query(ctx, strings.Join(parts, " UNION ALL "), args...)
+	rows, err = s.console.Query(ctx, lr.Filter.countSQL(now, &args), args...)
 	if err != nil {
 		return nil, fmt.Errorf("count events: %w", err)
 	}
