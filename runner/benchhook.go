@@ -37,7 +37,7 @@ func init() {
 		}
 		now := time.Now()
 		var args []any
-		page := lr.Filter.listSQL(eventCols, lr.Before, lr.Limit+1, now, &args)
+		page := lr.Filter.listSQL(eventCols, lr.After, lr.Limit+1, now, &args)
 		var cargs []any
 		counts := lr.Filter.countSQL(now, &cargs)
 		return []benchhook.Query{{Name: "page", SQL: page, Args: args}, {Name: "counts", SQL: counts, Args: cargs}}, nil

@@ -90,7 +90,7 @@ details.family summary { cursor:pointer; display:flex; justify-content:space-bet
 details.family summary .ok { color:var(--ok); }
 svg { width:100%; height:auto; display:block; }
 svg .rx { fill:var(--idle); } svg .ok { fill:var(--ok); } svg .axis { stroke:var(--line); } svg text { font-size:10px; fill:var(--mute); }
-svg polyline { fill:none; stroke:var(--accent); stroke-width:2; } svg polyline.p50 { stroke:var(--ok); stroke-dasharray:4 3; }
+svg circle.dot99 { fill:var(--accent); } svg polyline { fill:none; stroke:var(--accent); stroke-width:2; } svg polyline.p50 { stroke:var(--ok); stroke-dasharray:4 3; }
 .dot { display:inline-block; width:.6rem; height:.6rem; border-radius:50%; background:var(--idle); margin-right:.35rem; }
 .dot.ok { background:var(--ok); } .dot.bad { background:var(--bad); }
 `

@@ -51,6 +51,7 @@ type chart struct {
 	Bars   []bar
 	Points string
 	P50    string
+	Dots   []label // the p99 points (X, and Y in Text), drawn as dots: one point draws no line
 	Max    string
 	Labels []label
 	Empty  bool
@@ -156,6 +157,7 @@ func trafficCharts(buckets []trafficBucket, slots int, step time.Duration, label
 		if b.WaitP99 != nil {
 			y := float64(lat.H-20) - float64(lat.H-30)*(*b.WaitP99)/maxL
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x+slot/2, y))
+			lat.Dots = append(lat.Dots, label{X: x + slot/2, Text: fmt.Sprintf("%.1f", y)})
 		}
 		if b.WaitP50 != nil {
 			y := float64(lat.H-20) - float64(lat.H-30)*(*b.WaitP50)/maxL

@@ -21,9 +21,11 @@ const (
 	// payloadWindow is the widest received_at window a payload search
 	// scans (payload containment has no index: ingest would pay for one).
 	payloadWindow = 7 * 24 * time.Hour
+	// payloadDefault is the window a payload search covers without since.
+	payloadDefault = 24 * time.Hour
 	// countCap bounds each per-status count of the list: past it the
-	// console shows "10000+".
-	countCap = 10000
+	// console shows "1000+".
+	countCap = 1000
 )
 
 var statuses = []string{"pending", "processing", "processed", "dead"}
@@ -111,7 +113,11 @@ func (f *eventsFilter) validate() error {
 		if len(f.Payload) > 4096 {
 			return badFilter("payload: longer than 4096 bytes")
 		}
-		if f.Since != nil && f.Until != nil && f.Until.Sub(*f.Since) > payloadWindow {
+		end := time.Now()
+		if f.Until != nil {
+			end = *f.Until
+		}
+		if f.Since != nil && end.Sub(*f.Since) > payloadWindow {
 			return badFilter("payload: a payload search covers at most %d days (since … until); narrow the window", int(payloadWindow.Hours()/24))
 		}
 	}
@@ -119,7 +125,7 @@ func (f *eventsFilter) validate() error {
 }
 
 // window returns the received_at bounds, applying the payload search's
-// default window (the payloadWindow before until, or before now).
+// default window (the 24 hours before until, or before now).
 func (f *eventsFilter) window(now time.Time) (since, until *time.Time) {
 	since, until = f.Since, f.Until
 	if len(f.Payload) > 0 && since == nil {
@@ -127,7 +133,7 @@ func (f *eventsFilter) window(now time.Time) (since, until *time.Time) {
 		if until != nil {
 			end = *until
 		}
-		s := end.Add(-payloadWindow)
+		s := end.Add(-payloadDefault)
 		since = &s
 	}
 	return since, until
@@ -182,19 +188,23 @@ func (f *eventsFilter) statusList() []string {
 	return statuses
 }
 
-// listSQL is the page query: one branch per status, each an index range
-// scan newest first ((status, id) or (provider, status, id)); the planner
-// merges them in id order and stops at the limit.
-func (f *eventsFilter) listSQL(cols string, before int64, limit int, now time.Time, args *[]any) string {
+// listSQL is the page query, newest first by (received_at, id): one branch
+// per status, each an index range scan ((status, received_at, id) or
+// (provider, status, received_at, id)) that a time window bounds; the
+// planner merges them in order and stops at the limit. after, when set, is
+// the keyset cursor: rows strictly older than it.
+func (f *eventsFilter) listSQL(cols string, after *cursor, limit int, now time.Time, args *[]any) string {
 	where := f.where(now, args)
-	*args = append(*args, before)
-	cursor := "$" + strconv.Itoa(len(*args))
+	if after != nil {
+		*args = append(*args, after.At, after.ID)
+		where += fmt.Sprintf(" AND (e.received_at, e.id) < ($%d, $%d)", len(*args)-1, len(*args))
+	}
 	var branches []string
 	for _, st := range f.statusList() {
-		branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.events AS e WHERE e.status = '%s' AND e.id < %s AND %s ORDER BY e.id DESC LIMIT %d)",
-			cols, st, cursor, where, limit))
+		branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.events AS e WHERE e.status = '%s' AND %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d)",
+			cols, st, where, limit))
 	}
-	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
+	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY received_at DESC, id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
 }
 
 // countSQL counts the filter's events per status, each count stopping at
@@ -218,7 +228,7 @@ func (e *tooManyError) Error() string {
 // matchingIDs resolves a bulk replay's filter to ids, at most maxReplay.
 func (s *Server) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, error) {
 	var args []any
-	q := f.listSQL("e.id", 1<<62, maxReplay+1, time.Now(), &args)
+	q := f.listSQL("e.id, e.received_at", nil, maxReplay+1, time.Now(), &args)
 	rows, err := s.console.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -227,7 +237,8 @@ func (s *Server) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, err
 	var ids []int64
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)
@@ -244,19 +255,28 @@ func (s *Server) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, err
 	return ids, nil
 }
 
-// Cursors are opaque to clients: "v1." and the last id shown, base64url.
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(id, 10)))
+// cursor is the keyset position of the last event shown.
+type cursor struct {
+	At time.Time
+	ID int64
 }
 
-func decodeCursor(c string) (int64, error) {
+// Cursors are opaque to clients: "v1.<received_at µs>.<id>", base64url.
+func encodeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(c string) (*cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
 		if v, ok := strings.CutPrefix(string(b), "v1."); ok {
-			if id, err := strconv.ParseInt(v, 10, 64); err == nil && id > 0 {
-				return id, nil
+			us, ids, _ := strings.Cut(v, ".")
+			at, err1 := strconv.ParseInt(us, 10, 64)
+			id, err2 := strconv.ParseInt(ids, 10, 64)
+			if err1 == nil && err2 == nil && id > 0 {
+				return &cursor{At: time.UnixMicro(at), ID: id}, nil
 			}
 		}
 	}
-	return 0, badFilter("cursor: %q is not a cursor from next_cursor", c)
+	return nil, badFilter("cursor: %q is not a cursor from next_cursor", c)
 }

@@ -54,12 +54,12 @@ type pausedProvider struct {
 type listRequest struct {
 	Filter eventsFilter
 	Limit  int
-	Before int64 // keyset: ids below this one
+	After  *cursor // keyset: events older than this one
 }
 
 func parseList(r *http.Request) (listRequest, error) {
 	q := r.URL.Query()
-	lr := listRequest{Limit: defaultListLimit, Before: 1 << 62}
+	lr := listRequest{Limit: defaultListLimit}
 	var err error
 	if lr.Filter, err = parseFilter(q); err != nil {
 		return lr, err
@@ -72,7 +72,7 @@ func parseList(r *http.Request) (listRequest, error) {
 		lr.Limit = n
 	}
 	if v := strings.TrimSpace(q.Get("cursor")); v != "" {
-		if lr.Before, err = decodeCursor(v); err != nil {
+		if lr.After, err = decodeCursor(v); err != nil {
 			return lr, err
 		}
 	}
@@ -84,7 +84,7 @@ func (s *Server) listEvents(ctx context.Context, lr listRequest) (*eventList, er
 	now := time.Now()
 	out := &eventList{Events: []eventRow{}, Counts: map[string]int64{}, CountCap: countCap, Limit: lr.Limit, Paused: []pausedProvider{}}
 	var args []any
-	q := lr.Filter.listSQL(eventCols, lr.Before, lr.Limit+1, now, &args)
+	q := lr.Filter.listSQL(eventCols, lr.After, lr.Limit+1, now, &args)
 	rows, err := s.console.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
@@ -94,7 +94,8 @@ func (s *Server) listEvents(ctx context.Context, lr listRequest) (*eventList, er
 	}
 	if len(out.Events) > lr.Limit {
 		out.Events = out.Events[:lr.Limit]
-		c := encodeCursor(out.Events[len(out.Events)-1].ID)
+		last := out.Events[len(out.Events)-1]
+		c := encodeCursor(last.ReceivedAt, last.ID)
 		out.NextCursor = &c
 	}
 	// Counts per status, each capped: one index range scan per status.

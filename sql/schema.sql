@@ -2922,11 +2922,11 @@ CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btr
 
 CREATE INDEX events_provider_seq_idx ON webhooks.events USING btree (provider, seq) WHERE (seq IS NOT NULL);
 
-CREATE INDEX events_provider_status_id_idx ON webhooks.events USING btree (provider, status, id);
+CREATE INDEX events_provider_status_received_idx ON webhooks.events USING btree (provider, status, received_at, id);
 
 CREATE INDEX events_received_at_brin ON webhooks.events USING brin (received_at);
 
-CREATE INDEX events_status_id_idx ON webhooks.events USING btree (status, id);
+CREATE INDEX events_status_received_idx ON webhooks.events USING btree (status, received_at, id);
 
 CREATE INDEX events_unpruned_idx ON webhooks.events USING btree (received_at) WHERE ((status = 'processed'::text) AND (payload IS NOT NULL));
 

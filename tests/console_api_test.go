@@ -100,7 +100,7 @@ func TestConsoleAPIFiltersMatchSQL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rows, err := pool.Query(context.Background(), `SELECT id FROM webhooks.events WHERE `+tc.where+` ORDER BY id DESC`, tc.args...)
+			rows, err := pool.Query(context.Background(), `SELECT id FROM webhooks.events WHERE `+tc.where+` ORDER BY received_at DESC, id DESC`, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}

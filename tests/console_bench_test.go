@@ -72,8 +72,11 @@ func BenchmarkConsoleQueries(b *testing.B) {
 		{"event_type", url.Values{"provider": {"stripe"}, "event_type": {"charge.failed"}}},
 		{"external_id", url.Values{"external_id": {"evt_" + md5hex(rows/3)}}},
 		{"source_backfill", url.Values{"source": {"backfill"}}},
+		{"time_window_hour", url.Values{"since": {sample.Add(-time.Hour).Format(time.RFC3339)}, "until": {sample.Format(time.RFC3339)}}},
+		{"dead_since_day", url.Values{"status": {"dead"}, "since": {sample.Format(time.RFC3339)}}},
 		{"time_window_day", url.Values{"since": {sample.Add(-24 * time.Hour).Format(time.RFC3339)}, "until": {sample.Format(time.RFC3339)}}},
-		{"payload_7d", url.Values{"payload": {`{"customer": "cus_4242"}`}}},
+		{"payload_24h", url.Values{"payload": {`{"customer": "cus_4242"}`}}},
+		{"payload_7d", url.Values{"payload": {`{"customer": "cus_4242"}`}, "since": {time.Now().Add(-7*24*time.Hour + time.Minute).Format(time.RFC3339)}}},
 		{"payload_1d_dead", url.Values{"payload": {`{"customer": "cus_4207"}`}, "status": {"dead"}, "since": {sample.Add(-24 * time.Hour).Format(time.RFC3339)}, "until": {sample.Format(time.RFC3339)}}},
 	}
 	b.ResetTimer()

@@ -38,8 +38,9 @@ CREATE TABLE webhooks.provider_pauses (
 COMMENT ON TABLE webhooks.provider_pauses IS
   'Audit of pause() and resume(): every pause and resume of a provider, with its reason and role.';
 
--- The console's event list walks events newest first (id descending) by
--- status, or by provider and status: these two indexes make each page and
--- each capped per-status count an index range scan.
-CREATE INDEX events_status_id_idx ON webhooks.events (status, id);
-CREATE INDEX events_provider_status_id_idx ON webhooks.events (provider, status, id);
+-- The console's event list walks events newest first ((received_at, id)
+-- descending) by status, or by provider and status: with these two indexes
+-- each page, each time window and each capped per-status count is an index
+-- range scan.
+CREATE INDEX events_status_received_idx ON webhooks.events (status, received_at, id);
+CREATE INDEX events_provider_status_received_idx ON webhooks.events (provider, status, received_at, id);
