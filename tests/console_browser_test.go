@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -50,8 +51,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 200 * time.Millisecond, AdminToken: testAdminToken},
 		map[string][2]string{"sume": {"sume", sumeSecret}, "stripe": {"stripe", "whsec_stripe_test_secret_0123"}})
 
+	// Not t.TempDir: Chromium's helpers may still write to the profile
+	// while the test's cleanup removes it.
+	profile, err := os.MkdirTemp("", "pginbox-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true), chromedp.UserDataDir(t.TempDir()))
+		chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true), chromedp.UserDataDir(profile))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelA()
 	ctx, cancelB := chromedp.NewContext(actx)
@@ -130,6 +142,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("verdict %q: a dead event should breach a check", v)
 	}
 	shot("console-home.png")
+	dark := emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}})
+	run("dark", dark)
+	shot("console-home-dark.png")
+	run("light", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}))
 
 	// Filter by provider and status, then search a payload value.
 	run("filter", chromedp.Navigate(srv.Admin+"/events"), chromedp.WaitVisible("#filters", chromedp.ByQuery),
