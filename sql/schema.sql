@@ -1005,6 +1005,8 @@ CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_paused text[];
 BEGIN
     PERFORM webhooks._require_text('worker', claim.worker, 255);
     IF claim.max_events IS NULL OR claim.max_events < 1 OR claim.max_events > 10000 THEN
@@ -1016,6 +1018,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    SELECT coalesce(pg_catalog.array_agg(pp.provider), '{}') INTO v_paused FROM webhooks.paused_providers AS pp;
+
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
@@ -1023,7 +1027,7 @@ BEGIN
         WHERE e.status = 'pending'
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
-          AND NOT EXISTS (SELECT 1 FROM webhooks.paused_providers AS pp WHERE pp.provider = e.provider)
+          AND e.provider <> ALL (v_paused)
         ORDER BY e.run_after, e.id
         LIMIT claim.max_events
         FOR UPDATE SKIP LOCKED

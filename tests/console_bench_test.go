@@ -104,30 +104,43 @@ func BenchmarkConsoleQueries(b *testing.B) {
 	listIndexCost(b)
 }
 
-// listIndexCost times ingest plus claim and complete of 20,000 events on a
-// fresh database with and without the console's two list indexes (they
-// change on every status change, so they cost the ingest and the workers).
+// listIndexCost times ingest plus claim and complete of 20,000 events on
+// two fresh databases, with and without the console's two list indexes (they
+// change on every status change, so they cost the ingest and the workers),
+// alternating rounds so that other load on the machine hits both alike.
 func listIndexCost(b *testing.B) {
+	pools := map[bool]*pgxpool.Pool{}
 	for _, drop := range []bool{false, true} {
 		conf := NewConfig(b)
-		pool := PoolFor(b, conf.URL(), 2)
+		pools[drop] = PoolFor(b, conf.URL(), 2)
 		if drop {
-			execSQL(b, pool, `DROP INDEX webhooks.events_status_received_idx`)
-			execSQL(b, pool, `DROP INDEX webhooks.events_provider_status_received_idx`)
+			execSQL(b, pools[drop], `DROP INDEX webhooks.events_status_received_idx`)
+			execSQL(b, pools[drop], `DROP INDEX webhooks.events_provider_status_received_idx`)
 		}
-		var best float64
-		for round := 0; round < 3; round++ {
+	}
+	for _, p := range pools {
+		execSQL(b, p, `SELECT count(*) FROM generate_series(1, 20000) AS g,
+			LATERAL webhooks.ingest_webhook('stripe', 'seed_' || g, 'invoice.paid', jsonb_build_object('n', g)) AS i`)
+		execSQL(b, p, `SELECT count(webhooks.complete(c.id, 'w', c.attempts)) FROM webhooks.claim('w', 10000) AS c`)
+		execSQL(b, p, `SELECT count(webhooks.complete(c.id, 'w', c.attempts)) FROM webhooks.claim('w', 10000) AS c`)
+		execSQL(b, p, `VACUUM ANALYZE webhooks.events`)
+	}
+	best := map[bool]float64{}
+	for round := 0; round < 6; round++ {
+		for _, drop := range []bool{round%2 == 0, round%2 != 0} {
 			t0 := time.Now()
-			for batch := 0; batch < 100; batch++ {
-				execSQL(b, pool, `SELECT count(*) FROM generate_series(1, 200) AS g,
+			for batch := 0; batch < 50; batch++ {
+				execSQL(b, pools[drop], `SELECT count(*) FROM generate_series(1, 200) AS g,
 					LATERAL webhooks.ingest_webhook('stripe', $1 || g, 'invoice.paid', jsonb_build_object('n', g)) AS i`,
 					fmt.Sprintf("r%d_b%d_", round, batch))
-				execSQL(b, pool, `SELECT count(webhooks.complete(c.id, 'w', c.attempts)) FROM webhooks.claim('w', 200) AS c`)
+				execSQL(b, pools[drop], `SELECT count(webhooks.complete(c.id, 'w', c.attempts)) FROM webhooks.claim('w', 200) AS c`)
 			}
-			best = max(best, 20000/time.Since(t0).Seconds())
+			best[drop] = max(best[drop], 10000/time.Since(t0).Seconds())
 		}
-		b.ReportMetric(best, fmt.Sprintf("ingest-claim-complete-per-s-without-list-indexes-%v", drop))
-		b.Logf("ingest + claim + complete, console list indexes dropped %v: %.0f events/s (best of 3 × 20,000)", drop, best)
+	}
+	for _, drop := range []bool{false, true} {
+		b.ReportMetric(best[drop], fmt.Sprintf("ingest-claim-complete-per-s-without-list-indexes-%v", drop))
+		b.Logf("ingest + claim + complete, console list indexes dropped %v: %.0f events/s (best of 6 × 10,000, alternating)", drop, best[drop])
 	}
 }
 
