@@ -33,7 +33,8 @@ run: postgres build ## start pginbox serve on the embedded cluster under .pginbo
 	PGINBOX_PROVIDERS="$${PGINBOX_PROVIDERS:-sume=sume}" PGINBOX_SECRET_SUME="$${PGINBOX_SECRET_SUME:-demo-secret-change-me}" ./$(BIN) serve
 
 .PHONY: test
-test: postgres ## run every test against a throwaway cluster (installs PostgreSQL if missing)
+test: postgres ## run every test against a throwaway cluster (installs PostgreSQL, and Chromium for the browser tests, if missing)
+	@./tests/ensure-browser.sh
 	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 

@@ -165,7 +165,7 @@ func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, worke
 	if perEvent {
 		h = benchhook.SQLPerEvent(h)
 	}
-	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, Workers: workers, BatchSize: batch,
+	cfg := runner.Config{Addr: "127.0.0.1:0", AdminAddr: "off", Handler: h, Workers: workers, BatchSize: batch,
 		ReconcileEvery: -1, ChecksEvery: -1, SkipMigrate: true, ShutdownTimeout: 10 * time.Second}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)

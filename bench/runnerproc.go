@@ -60,6 +60,7 @@ func startRunner(ctx context.Context, bin, name, dbURL, logDir string, env map[s
 		"DATABASE_URL":            dbURL,
 		"PGINBOX_ADDR":            fmt.Sprintf("127.0.0.1:%d", port),
 		"PGINBOX_MIGRATE":         "false",
+		"PGINBOX_ADMIN_ADDR":      "off", // several runners on one host: no operators' listener
 		"PGINBOX_RECONCILE_EVERY": "off",
 		"PGINBOX_CHECKS_EVERY":    "off",
 		"PGINBOX_LOG_LEVEL":       "warn",

@@ -70,8 +70,21 @@ type Config struct {
 	// IngestTimeout bounds one ingest call; past it the request answers 503.
 	// Default 10s.
 	IngestTimeout time.Duration
-	// AdminToken enables the status page's write actions when set.
+	// AdminAddr is the operators' listener: the console, /api/*, /metrics,
+	// /healthz and /readyz. Default 127.0.0.1:8081; "off" disables it.
+	AdminAddr string
+	// AdminToken, when set (at least 16 characters), guards every admin
+	// route but /metrics, /healthz and /readyz (a Bearer header or the
+	// console's login cookie) and enables the actions. Empty: admin reads are
+	// open and every action answers 403.
 	AdminToken string
+	// AdminHosts are Host names the admin listener answers besides its
+	// listen host, localhost, 127.0.0.1 and [::1] (a defence against DNS
+	// rebinding): the names a reverse proxy or an SSH tunnel uses.
+	AdminHosts []string
+	// ReadHeaderTimeout bounds how long a client may take to send its
+	// request headers, on both listeners (slowloris). Default 10s.
+	ReadHeaderTimeout time.Duration
 	// SkipMigrate leaves the schema alone at start. Default false: New
 	// applies the pending migrations.
 	SkipMigrate bool
@@ -98,6 +111,10 @@ func (c Config) withDefaults() Config {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8080"
 	}
+	if c.AdminAddr == "" {
+		c.AdminAddr = "127.0.0.1:8081"
+	}
+	def(&c.ReadHeaderTimeout, 10*time.Second)
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
 	}
@@ -131,12 +148,20 @@ func (c Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("config: Addr %q is not host:port", c.Addr)
 	}
+	if c.AdminAddr != "off" {
+		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+			return fmt.Errorf("config: AdminAddr %q is not host:port or off", c.AdminAddr)
+		}
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		return errors.New("config: AdminToken is shorter than 16 characters")
+	}
 	if c.Workers > 1024 || c.BatchSize > 10000 {
 		return fmt.Errorf("config: Workers %d (at most 1024) or BatchSize %d (at most 10000) out of range", c.Workers, c.BatchSize)
 	}
 	for name, d := range map[string]time.Duration{"Lease": c.Lease, "PollInterval": c.PollInterval,
 		"NotifyInterval": c.NotifyInterval, "ShutdownTimeout": c.ShutdownTimeout, "HandlerTimeout": c.HandlerTimeout,
-		"KeepPayload": c.KeepPayload, "KeepKeys": c.KeepKeys, "IngestTimeout": c.IngestTimeout} {
+		"KeepPayload": c.KeepPayload, "KeepKeys": c.KeepKeys, "IngestTimeout": c.IngestTimeout, "ReadHeaderTimeout": c.ReadHeaderTimeout} {
 		if d < 0 {
 			return fmt.Errorf("config: %s %s is negative", name, d)
 		}
@@ -178,7 +203,7 @@ func configFrom(env envconfig.Settings) (Config, error) {
 		ReconcileEvery: env.ReconcileEvery, ChecksEvery: env.ChecksEvery,
 		KeepPayload: env.KeepPayload, KeepKeys: env.KeepKeys, PruneEvery: env.PruneEvery,
 		HandlerTimeout: env.HandlerTimeout, ShutdownTimeout: env.ShutdownTimeout, IngestTimeout: env.IngestTimeout,
-		AdminToken: env.AdminToken, SkipMigrate: env.SkipMigrate,
+		AdminAddr: env.AdminAddr, AdminToken: env.AdminToken, AdminHosts: env.AdminHosts, SkipMigrate: env.SkipMigrate,
 		Providers: map[string]verify.Provider{},
 	}
 	for _, p := range env.Providers {

@@ -2,51 +2,56 @@ package runner
 
 import (
 	"context"
-	"crypto/subtle"
-	_ "embed"
 	"fmt"
-	"html/template"
 	"math"
 	"net/http"
-	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox"
 )
 
-//go:embed dashboard.html
-var dashboardHTML string
+// remedies is what to do per check, from the reference's checks table.
+var remedies = pginbox.CheckRemedies()
 
-var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
-	"num":   fmtNum,
-	"since": func(t time.Time) string { return fmtDuration(time.Since(t)) },
-	"secs":  func(f float64) string { return fmtDuration(time.Duration(f * float64(time.Second))) },
-	"rng":   fmtRange,
-	"deref": func(b *bool) bool { return b != nil && *b },
-}).Parse(dashboardHTML))
-
-// dashboardData is what the page template renders.
-type dashboardData struct {
+// homePage is what the overview renders.
+type homePage struct {
+	pageData
 	*statusPage
-	ByFamily   []familyChecks
-	Throughput chart
-	Latency    chart
-	CanReplay  bool
-	Flash      string
+	Breached  []checkStatus
+	ByFamily  []familyChecks
+	Charts    []chartPair
+	CanReplay bool
+	Remedy    map[string]string
+	// ProviderNames are the configured providers and any paused one.
+	ProviderNames []string
+	PausedBy      map[string]*pausedProvider
 }
 
 type familyChecks struct {
 	Family string
 	Checks []checkStatus
 	Bad    int
+	OK     int
 }
 
-// chart is a small inline SVG: bars or a polyline, precomputed here so the
+type chartPair struct {
+	Title      string
+	Throughput chart
+	Latency    chart
+	Summary    trafficSummary
+}
+
+// chart is a small inline SVG: bars or polylines, precomputed here so the
 // template stays dumb.
 type chart struct {
 	W, H   int
 	Bars   []bar
 	Points string
+	P50    string
+	Dots   []label // the p99 points (X, and Y in Text), drawn as dots: one point draws no line
 	Max    string
 	Labels []label
 	Empty  bool
@@ -68,35 +73,53 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	st, err := s.status(ctx)
 	if err != nil {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "<!doctype html><title>pginbox: database unavailable</title><h1>pginbox</h1><p>Database unavailable: %s</p>", template.HTMLEscapeString(err.Error()))
+		unavailable(w)
 		return
 	}
-	d := dashboardData{statusPage: st, CanReplay: s.cfg.AdminToken != "", Flash: r.URL.Query().Get("flash")}
+	d := homePage{pageData: s.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: s.cfg.AdminToken != "", Remedy: remedies}
+	d.pageData.Paused = st.PausedList
+	d.PausedBy = map[string]*pausedProvider{}
+	d.ProviderNames = s.providerNames()
+	for i, p := range st.PausedList {
+		d.PausedBy[p.Provider] = &st.PausedList[i]
+		if !slices.Contains(d.ProviderNames, p.Provider) {
+			d.ProviderNames = append(d.ProviderNames, p.Provider)
+		}
+	}
+	slices.Sort(d.ProviderNames)
 	for _, f := range familyOrder {
 		fc := familyChecks{Family: f}
 		for _, c := range st.Checks {
-			if c.Family == f {
-				fc.Checks = append(fc.Checks, c)
-				if c.Enabled && c.OK != nil && !*c.OK {
-					fc.Bad++
-				}
+			if c.Family != f {
+				continue
+			}
+			fc.Checks = append(fc.Checks, c)
+			switch {
+			case c.Enabled && c.OK != nil && !*c.OK:
+				fc.Bad++
+				d.Breached = append(d.Breached, c)
+			case c.Enabled && c.OK != nil:
+				fc.OK++
 			}
 		}
 		d.ByFamily = append(d.ByFamily, fc)
 	}
-	d.Throughput, d.Latency = trafficCharts(st.Traffic)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Cache-Control", "no-store")
-	if err := dashboardTmpl.Execute(w, d); err != nil {
-		s.log.Warn("render status page", "error", err)
-	}
+	tp, lat := trafficCharts(st.Traffic, 12, 5*time.Minute, "15:04")
+	d.Charts = append(d.Charts, chartPair{Title: "last hour", Throughput: tp, Latency: lat, Summary: st.Window1h})
+	tp, lat = trafficCharts(st.Traffic24h, 24, time.Hour, "15h")
+	d.Charts = append(d.Charts, chartPair{Title: "last 24 hours", Throughput: tp, Latency: lat, Summary: st.Window24h})
+	s.render(w, "home", d)
 }
 
-func trafficCharts(buckets []trafficBucket) (chart, chart) {
+func verdictTitle(st *statusPage) string {
+	if st.Breaches > 0 {
+		return fmt.Sprintf("✗ %d breached", st.Breaches)
+	}
+	return "✓ healthy"
+}
+
+// trafficCharts draws slots buckets of width step ending at the newest.
+func trafficCharts(buckets []trafficBucket, slots int, step time.Duration, labelFmt string) (chart, chart) {
 	tp := chart{W: 600, H: 140}
 	lat := chart{W: 600, H: 140}
 	if len(buckets) == 0 {
@@ -111,81 +134,42 @@ func trafficCharts(buckets []trafficBucket) (chart, chart) {
 			maxL = math.Max(maxL, *b.WaitP99)
 		}
 	}
-	slot := float64(tp.W) / 12
-	start := buckets[len(buckets)-1].Bucket.Add(-55 * time.Minute)
-	var pts []string
+	slot := float64(tp.W) / float64(slots)
+	start := buckets[len(buckets)-1].Bucket.Add(-time.Duration(slots-1) * step)
+	var pts, p50 []string
+	every := max(1, slots/8)
 	for _, b := range buckets {
-		i := math.Round(b.Bucket.Sub(start).Minutes() / 5)
-		if i < 0 || i > 11 {
+		i := math.Round(float64(b.Bucket.Sub(start)) / float64(step))
+		if i < 0 || i > float64(slots-1) {
 			continue
 		}
 		x := i * slot
 		h := float64(tp.H-20) * float64(b.Received) / float64(maxN)
-		tp.Bars = append(tp.Bars, bar{X: x + 4, Y: float64(tp.H-20) - h, W: slot/2 - 4, H: h, Class: "rx",
-			Title: fmt.Sprintf("%s: %d received", b.Bucket.Format("15:04"), b.Received)})
+		tp.Bars = append(tp.Bars, bar{X: x + 2, Y: float64(tp.H-20) - h, W: slot/2 - 2, H: h, Class: "rx",
+			Title: fmt.Sprintf("%s: %d received", b.Bucket.Local().Format("15:04"), b.Received)})
 		h = float64(tp.H-20) * float64(b.Processed) / float64(maxN)
-		tp.Bars = append(tp.Bars, bar{X: x + slot/2, Y: float64(tp.H-20) - h, W: slot/2 - 4, H: h, Class: "ok",
-			Title: fmt.Sprintf("%s: %d processed", b.Bucket.Format("15:04"), b.Processed)})
-		tp.Labels = append(tp.Labels, label{X: x + 4, Text: b.Bucket.Local().Format("15:04")})
+		tp.Bars = append(tp.Bars, bar{X: x + slot/2, Y: float64(tp.H-20) - h, W: slot/2 - 2, H: h, Class: "ok",
+			Title: fmt.Sprintf("%s: %d processed", b.Bucket.Local().Format("15:04"), b.Processed)})
+		if int(i)%every == 0 {
+			tp.Labels = append(tp.Labels, label{X: x + 2, Text: b.Bucket.Local().Format(labelFmt)})
+			lat.Labels = append(lat.Labels, label{X: x + 2, Text: b.Bucket.Local().Format(labelFmt)})
+		}
 		if b.WaitP99 != nil {
 			y := float64(lat.H-20) - float64(lat.H-30)*(*b.WaitP99)/maxL
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x+slot/2, y))
-			lat.Labels = append(lat.Labels, label{X: x + 4, Text: b.Bucket.Local().Format("15:04")})
+			lat.Dots = append(lat.Dots, label{X: x + slot/2, Text: fmt.Sprintf("%.1f", y)})
+		}
+		if b.WaitP50 != nil {
+			y := float64(lat.H-20) - float64(lat.H-30)*(*b.WaitP50)/maxL
+			p50 = append(p50, fmt.Sprintf("%.1f,%.1f", x+slot/2, y))
 		}
 	}
 	tp.Max = fmtNum(float64(maxN))
 	lat.Points = strings.Join(pts, " ")
+	lat.P50 = strings.Join(p50, " ")
 	lat.Max = fmtDuration(time.Duration(maxL * float64(time.Second)))
 	lat.Empty = len(pts) == 0
 	return tp, lat
-}
-
-// replayAction replays a dead event from the page. It needs the admin token
-// in the form itself (a cross-site page cannot know it, so the form is
-// CSRF-safe) and a same-origin POST.
-func (s *Server) replayAction(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.AdminToken == "" {
-		http.Error(w, "replay from the page is disabled: set PGINBOX_ADMIN_TOKEN", http.StatusForbidden)
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
-			http.Error(w, "cross-origin request refused", http.StatusForbidden)
-			return
-		}
-	}
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		http.Error(w, "cross-site request refused", http.StatusForbidden)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(s.cfg.AdminToken)) != 1 {
-		s.log.Warn("replay refused: wrong admin token", "remote", r.RemoteAddr)
-		http.Error(w, "wrong admin token", http.StatusForbidden)
-		return
-	}
-	id, err := strconv.ParseInt(r.PostForm.Get("event_id"), 10, 64)
-	reason := strings.TrimSpace(r.PostForm.Get("reason"))
-	if err != nil || reason == "" {
-		http.Error(w, "event_id and a reason are required", http.StatusBadRequest)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	flash := fmt.Sprintf("event %d replayed", id)
-	if _, err := s.work.Exec(ctx, `SELECT webhooks.replay($1::bigint, $2)`, id, "status page: "+reason); err != nil {
-		flash = fmt.Sprintf("replay of event %d failed: %v", id, err)
-	} else {
-		s.log.Info("event replayed from the status page", "event", id, "reason", reason, "remote", r.RemoteAddr)
-		if s.workers != nil {
-			s.workers.Wake("replay")
-		}
-	}
-	http.Redirect(w, r, "/?flash="+url.QueryEscape(flash), http.StatusSeeOther)
 }
 
 func fmtNum(f float64) string {

@@ -38,6 +38,7 @@ func Example() {
 	}
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:      "127.0.0.1:0", // any free port
+		AdminAddr: "off",         // no operators' listener in this example
 		Providers: map[string]verify.Provider{"sume": sume},
 		Handler:   handler,
 		// The other zero values: migrate at start, LISTEN/NOTIFY wake-ups,

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/backfill"
@@ -24,20 +23,27 @@ import (
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
 // pool, the listener and the schedules, on one database.
 type Server struct {
-	cfg     Config
-	url     string
-	log     *slog.Logger
-	ingest  *pgxpool.Pool // the HTTP path: never starved by workers
-	work    *pgxpool.Pool // workers, schedules, pings
+	cfg    Config
+	url    string
+	log    *slog.Logger
+	ingest *pgxpool.Pool // the HTTP path: never starved by workers
+	work   *pgxpool.Pool // workers, schedules, pings
+	// console is the admin listener's own small pool: a flood of console
+	// requests waits for one of its connections and never takes one from
+	// the workers or the ingest path.
+	console *pgxpool.Pool
 	metrics *metrics
 
 	workers  *workerPool
 	notifier *notifier
 	jobs     map[string]*job
 	backoff  *backfill.Backoff // providers whose API keeps failing
+	mux      *http.ServeMux    // the public listener
+	adminMux http.Handler      // the operators' listener
+	auth     *adminAuth
+	statusC  statusCache
 
 	metricsMu sync.Mutex // guards metrics for the ingest pool's notice handler, set before it exists
-	mux       *http.ServeMux
 
 	// schemaVersion is the newest migration this binary embeds: /readyz
 	// wants the database at least there.
@@ -45,6 +51,7 @@ type Server struct {
 
 	listenerMu sync.Mutex
 	addr       net.Addr
+	adminAddr  net.Addr
 	ready      chan struct{}
 }
 
@@ -75,6 +82,10 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.ingest.Close()
 		return nil, err
 	}
+	if s.console, err = newPool(ctx, databaseURL, "pginbox-admin", consolePoolSize, nil); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if !cfg.SkipMigrate {
 		db := stdlib.OpenDBFromPool(s.work)
 		err := pginbox.Migrate(ctx, db)
@@ -91,7 +102,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		}
 	}
 	s.metricsMu.Lock()
-	s.metrics = newMetrics(s.work)
+	s.metrics = newMetrics(s.console)
 	s.metricsMu.Unlock()
 	s.notifier = newNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
 	if cfg.Handler != nil {
@@ -105,8 +116,16 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	}
 	s.addJobs()
 	s.mux = s.routes()
+	s.auth = newAdminAuth(cfg.AdminToken, cfg.AdminAddr, cfg.AdminHosts)
+	s.adminMux = s.adminRoutes()
 	return s, nil
 }
+
+// consolePoolSize bounds the connections the admin listener uses.
+const consolePoolSize = 2
+
+// maxHeaderBytes bounds a request's headers on both listeners (431 past it).
+const maxHeaderBytes = 64 << 10
 
 // newPool opens a pool named app; onNotice, when set, receives the notices
 // of its connections.
@@ -153,8 +172,6 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
-	s.statusRoutes(mux)
 	return mux
 }
 
@@ -167,10 +184,24 @@ func (s *Server) stored() {
 	s.notifier.Signal()
 }
 
-// Handler returns the server's HTTP handler (POST /webhooks/{provider},
-// /healthz, /readyz, /metrics and the status page), for mounting in another
-// server instead of calling Run.
+// Handler returns the public listener's HTTP handler (POST
+// /webhooks/{provider}, /healthz, /readyz), for mounting in another server
+// instead of calling Run.
 func (s *Server) Handler() http.Handler { return s.mux }
+
+// AdminHandler returns the operators' listener's handler (the console,
+// /api/*, /metrics, /healthz, /readyz, with its token and Host checks). Never
+// mount it on an address the internet reaches without the token set.
+func (s *Server) AdminHandler() http.Handler { return s.adminMux }
+
+// AdminAddr returns the address the admin listener listens on once Run has
+// started, or nil when it is off.
+func (s *Server) AdminAddr() net.Addr {
+	<-s.ready
+	s.listenerMu.Lock()
+	defer s.listenerMu.Unlock()
+	return s.adminAddr
+}
 
 // Addr returns the address the server listens on once Run has started.
 func (s *Server) Addr() net.Addr {
@@ -199,8 +230,19 @@ func (s *Server) Run(ctx context.Context) error {
 		close(s.ready)
 		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
 	}
+	var adminLn net.Listener
+	if s.cfg.AdminAddr != "off" {
+		if adminLn, err = net.Listen("tcp", s.cfg.AdminAddr); err != nil {
+			ln.Close()
+			close(s.ready)
+			return fmt.Errorf("listen %s (PGINBOX_ADMIN_ADDR): %w", s.cfg.AdminAddr, err)
+		}
+	}
 	s.listenerMu.Lock()
 	s.addr = ln.Addr()
+	if adminLn != nil {
+		s.adminAddr = adminLn.Addr()
+	}
 	s.listenerMu.Unlock()
 	close(s.ready)
 
@@ -242,18 +284,29 @@ func (s *Server) Run(ctx context.Context) error {
 		spawn(l.Run)
 	}
 
-	srv := &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	newHTTP := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    maxHeaderBytes,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		}
 	}
-	errc := make(chan error, 1)
+	srv := newHTTP(s.mux)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "providers", len(s.cfg.Providers),
-		"workers", s.workersN(), "listen", !s.cfg.PollOnly)
+	adminAt := "off"
+	var adminSrv *http.Server
+	if adminLn != nil {
+		adminSrv = newHTTP(s.adminMux)
+		go func() { errc <- adminSrv.Serve(adminLn) }()
+		adminAt = adminLn.Addr().String()
+	}
+	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt, "providers", len(s.cfg.Providers),
+		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "")
 
 	select {
 	case err = <-errc:
@@ -264,6 +317,11 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		s.log.Warn("http shutdown", "error", serr)
+	}
+	if adminSrv != nil {
+		if serr := adminSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			s.log.Warn("admin http shutdown", "error", serr)
+		}
 	}
 	stopBG()
 	wg.Wait()
@@ -287,5 +345,8 @@ func (s *Server) Close() {
 	}
 	if s.work != nil {
 		s.work.Close()
+	}
+	if s.console != nil {
+		s.console.Close()
 	}
 }

@@ -2,8 +2,8 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,7 +25,40 @@ type statusPage struct {
 	Tombstones    []tombstoneRow   `json:"tombstones"`
 	Dead          []deadEvent      `json:"dead"`
 	LastReconcile *reconcileRun    `json:"last_reconcile"`
+	ByProvider    []providerQueue  `json:"by_provider"`
+	Traffic24h    []trafficBucket  `json:"traffic_24h"`
+	Window1h      trafficSummary   `json:"last_hour"`
+	Window24h     trafficSummary   `json:"last_24h"`
+	Backfills     []backfillRow    `json:"recent_backfills"`
+	PausedList    []pausedProvider `json:"paused"`
 	Errors        []string         `json:"errors,omitempty"`
+}
+
+// providerQueue is one provider's unfinished events.
+type providerQueue struct {
+	Provider   string `json:"provider"`
+	Pending    int64  `json:"pending"`
+	Processing int64  `json:"processing"`
+	Dead       int64  `json:"dead"`
+}
+
+// trafficSummary sums a window of traffic_5m: p50 is the median of the
+// 5-minute medians, p99 the worst 5-minute p99.
+type trafficSummary struct {
+	Received  int64    `json:"received"`
+	Processed int64    `json:"processed"`
+	Dead      int64    `json:"dead"`
+	WaitP50   *float64 `json:"wait_p50_s"`
+	WaitP99   *float64 `json:"wait_p99_s"`
+}
+
+// backfillRow is an event backfill stored recently.
+type backfillRow struct {
+	ID         int64     `json:"id"`
+	Provider   string    `json:"provider"`
+	ExternalID string    `json:"external_id"`
+	EventType  string    `json:"event_type"`
+	ReceivedAt time.Time `json:"received_at"`
 }
 
 // checkStatus is one anomaly check with its latest result.
@@ -79,18 +112,50 @@ type reconcileRun struct {
 
 var familyOrder = []string{"latency", "referential", "volume", "payload", "database"}
 
-func (s *Server) statusRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/status", s.apiStatus)
-	mux.HandleFunc("GET /{$}", s.dashboard)
-	mux.HandleFunc("POST /actions/replay", s.replayAction)
+// statusTTL is how long one gathered status serves every request: a flood
+// of GET / runs its queries at most once per statusTTL.
+const statusTTL = 2 * time.Second
+
+// statusCache holds the last status; one request at a time gathers it.
+type statusCache struct {
+	mu  sync.Mutex
+	at  time.Time
+	val *statusPage
 }
 
-// status gathers everything the page shows; each section is one short query.
+// invalidate drops the cached status (after an action changed it).
+func (c *statusCache) invalidate() {
+	c.mu.Lock()
+	c.val = nil
+	c.mu.Unlock()
+}
+
+// status returns the cached status, gathering it when older than statusTTL.
+// Concurrent callers wait for the one gathering it instead of each querying.
 func (s *Server) status(ctx context.Context) (*statusPage, error) {
-	st := &statusPage{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
-		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{}}
-	q, err := readQueue(ctx, s.work)
+	c := &s.statusC
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.val != nil && time.Since(c.at) < statusTTL {
+		return c.val, nil
+	}
+	st, err := s.gatherStatus(ctx)
 	if err != nil {
+		return nil, err
+	}
+	c.val, c.at = st, time.Now()
+	return st, nil
+}
+
+// gatherStatus reads everything the page shows on the console's own pool;
+// each section is one short query.
+func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
+	st := &statusPage{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
+		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
+		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, PausedList: []pausedProvider{}}
+	q, err := readQueue(ctx, s.console)
+	if err != nil {
+		s.log.Warn("status: database unavailable", "error", err)
 		return nil, err // the database is unreachable: the whole status is
 	}
 	st.OldestPending = q.OldestPending
@@ -98,7 +163,10 @@ func (s *Server) status(ctx context.Context) (*statusPage, error) {
 
 	section := func(name string, err error) {
 		if err != nil {
-			st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", name, err))
+			// The page and /api/status name the section only: database
+			// errors can carry payload fragments and schema details.
+			s.log.Warn("status section unavailable", "section", name, "error", err)
+			st.Errors = append(st.Errors, name+": unavailable")
 		}
 	}
 	section("checks", collect(ctx, s, &st.Checks, `
@@ -118,8 +186,37 @@ func (s *Server) status(ctx context.Context) (*statusPage, error) {
 	section("dead", collect(ctx, s, &st.Dead, `
 		SELECT id, provider, external_id, event_type, attempts, coalesce(last_error, ''), updated_at
 		FROM webhooks.events WHERE status = 'dead' ORDER BY updated_at DESC LIMIT 50`))
+	section("by_provider", collect(ctx, s, &st.ByProvider, `
+		SELECT provider, count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'processing'),
+		       count(*) FILTER (WHERE status = 'dead')
+		FROM webhooks.events WHERE status IN ('pending', 'processing', 'dead')
+		GROUP BY provider ORDER BY provider`))
+	section("traffic_24h", collect(ctx, s, &st.Traffic24h, `
+		SELECT date_trunc('hour', bucket), sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint,
+		       (percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_p50_s))::float8, max(wait_p99_s)::float8
+		FROM webhooks.traffic_5m GROUP BY 1 ORDER BY 1`))
+	for _, w := range []struct {
+		dst     *trafficSummary
+		d, name string
+	}{{&st.Window1h, "1 hour", "last_hour"}, {&st.Window24h, "24 hours", "last_24h"}} {
+		err := s.console.QueryRow(ctx, `
+			SELECT coalesce(sum(received), 0)::bigint, coalesce(sum(processed), 0)::bigint, coalesce(sum(dead), 0)::bigint,
+			       (percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_p50_s))::float8, max(wait_p99_s)::float8
+			FROM webhooks.traffic_5m WHERE bucket >= now() - $1::interval`, w.d).Scan(
+			&w.dst.Received, &w.dst.Processed, &w.dst.Dead, &w.dst.WaitP50, &w.dst.WaitP99)
+		section(w.name, err)
+	}
+	section("backfills", collect(ctx, s, &st.Backfills, `
+		SELECT id, provider, external_id, event_type, received_at FROM webhooks.events
+		WHERE source = 'backfill' AND received_at >= now() - interval '24 hours'
+		ORDER BY id DESC LIMIT 10`))
+	p, err := s.paused(ctx)
+	section("paused", err)
+	if p != nil {
+		st.PausedList = p
+	}
 	var run reconcileRun
-	err = s.work.QueryRow(ctx, `SELECT started_at, counts FROM webhooks.reconcile_runs ORDER BY id DESC LIMIT 1`).Scan(&run.StartedAt, &run.CountsRaw)
+	err = s.console.QueryRow(ctx, `SELECT started_at, counts FROM webhooks.reconcile_runs ORDER BY id DESC LIMIT 1`).Scan(&run.StartedAt, &run.CountsRaw)
 	if err == nil {
 		st.LastReconcile = &run
 	} else if err != pgx.ErrNoRows {
@@ -130,7 +227,7 @@ func (s *Server) status(ctx context.Context) (*statusPage, error) {
 
 // collect scans every row of a query into *dst by position.
 func collect[T any](ctx context.Context, s *Server, dst *[]T, sql string, args ...any) error {
-	rows, err := s.work.Query(ctx, sql, args...)
+	rows, err := s.console.Query(ctx, sql, args...)
 	if err != nil {
 		return err
 	}

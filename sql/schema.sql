@@ -434,6 +434,23 @@ $$;
 
 COMMENT ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) IS 'Private: the time a payload states in the first of its top-level fields keys (default timestamp, occurred_at, created, created_at) holding Unix seconds or milliseconds or an RFC 3339 date-time or date; NULL when absent or not a valid, plausible time. Never raises.';
 
+CREATE FUNCTION webhooks._providers() RETURNS TABLE(provider text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    WITH RECURSIVE p AS (
+        (SELECT e.provider FROM webhooks.events AS e ORDER BY e.provider LIMIT 1)
+        UNION ALL
+        SELECT (SELECT e.provider FROM webhooks.events AS e
+                WHERE e.provider > p.provider ORDER BY e.provider LIMIT 1)
+        FROM p
+        WHERE p.provider IS NOT NULL
+    )
+    SELECT p.provider FROM p WHERE p.provider IS NOT NULL
+$$;
+
+COMMENT ON FUNCTION webhooks._providers() IS 'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
+
 CREATE FUNCTION webhooks._reconcile_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -988,6 +1005,8 @@ CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_paused text[];
 BEGIN
     PERFORM webhooks._require_text('worker', claim.worker, 255);
     IF claim.max_events IS NULL OR claim.max_events < 1 OR claim.max_events > 10000 THEN
@@ -999,6 +1018,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    SELECT coalesce(pg_catalog.array_agg(pp.provider), '{}') INTO v_paused FROM webhooks.paused_providers AS pp;
+
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
@@ -1006,6 +1027,7 @@ BEGIN
         WHERE e.status = 'pending'
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
+          AND e.provider <> ALL (v_paused)
         ORDER BY e.run_after, e.id
         LIMIT claim.max_events
         FOR UPDATE SKIP LOCKED
@@ -1023,7 +1045,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED: marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
+COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause(): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
 
 CREATE FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1130,7 +1152,9 @@ CREATE FUNCTION webhooks.fail(event_id bigint, worker text, attempt integer, err
     AS $$
 #variable_conflict use_column
 DECLARE
-    v_status text;
+    v_status  text;
+    v_attempt integer;
+    v_error   text;
 BEGIN
     UPDATE webhooks.events AS e
     SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
@@ -1147,13 +1171,17 @@ BEGIN
       AND e.status IS NOT DISTINCT FROM 'processing'
       AND e.locked_by = fail.worker
       AND e.attempts = fail.attempt
-    RETURNING e.status INTO v_status;
+    RETURNING e.status, e.attempts, e.last_error INTO v_status, v_attempt, v_error;
 
+    IF v_status IS NOT NULL THEN
+        INSERT INTO webhooks.event_errors (event_id, attempt, error)
+        VALUES (fail.event_id, v_attempt, v_error);
+    END IF;
     RETURN v_status;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.fail(event_id bigint, worker text, attempt integer, error text) IS 'Records a failed attempt, fenced on (event_id, worker, attempt) like complete(). Returns the new status: pending (retried after an exponential backoff with jitter, 1 s doubling up to 1 h) or dead (attempts reached max_attempts). Returns NULL when the lease was lost (nothing changed). error is kept in last_error (first 8 KiB).';
+COMMENT ON FUNCTION webhooks.fail(event_id bigint, worker text, attempt integer, error text) IS 'Records a failed attempt, fenced on (event_id, worker, attempt) like complete(). Returns the new status: pending (retried after an exponential backoff with jitter, 1 s doubling up to 1 h) or dead (attempts reached max_attempts). Returns NULL when the lease was lost (nothing changed). error is kept in last_error (first 8 KiB) and appended to webhooks.event_errors.';
 
 CREATE FUNCTION webhooks.find_gaps(provider text DEFAULT NULL::text) RETURNS TABLE(provider text, external_id text, status_url text, deadline timestamp with time zone)
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -1553,6 +1581,34 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) IS 'Returns the rows of event_ids that are still processing, locked by worker, at the matching attempts (parallel arrays), in the order given; events whose lease was lost are left out. Raises on NULL arguments or arrays of different lengths.';
+
+CREATE FUNCTION webhooks.pause(provider text, reason text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_variable
+DECLARE
+    v_new boolean;
+BEGIN
+    PERFORM webhooks._require_text('provider', pause.provider, 64);
+    IF pause.reason IS NULL OR btrim(pause.reason, E' \t\r\n') = '' THEN
+        RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN pause.reason IS NULL THEN 'null' ELSE 'blank' END
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Say why the provider is paused; it is shown on the console.';
+    END IF;
+    PERFORM webhooks._require_text('reason', pause.reason, 1000);
+    INSERT INTO webhooks.paused_providers AS p (provider, reason)
+    VALUES (pause.provider, pause.reason)
+    ON CONFLICT ON CONSTRAINT paused_providers_pkey
+        DO UPDATE SET reason = EXCLUDED.reason
+    RETURNING (xmax = 0) INTO v_new;
+    INSERT INTO webhooks.provider_pauses (provider, action, reason)
+    VALUES (pause.provider, 'pause', pause.reason);
+    RETURN v_new;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.pause(provider text, reason text) IS 'Pauses processing of a provider: claim() leaves its events pending until resume(provider); ingest goes on. Audited in webhooks.provider_pauses. Returns true if it was not paused already. Raises 22023 on a blank reason.';
 
 CREATE FUNCTION webhooks.postpone_expectation(provider text, external_id text, base_delay interval DEFAULT '00:01:00'::interval, max_delay interval DEFAULT '01:00:00'::interval) RETURNS timestamp with time zone
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2113,7 +2169,10 @@ BEGIN
             updated_at   = now()
         FROM expired
         WHERE e.id = expired.id
-        RETURNING e.status
+        RETURNING e.id, e.status, e.attempts, e.last_error
+    ), logged AS (
+        INSERT INTO webhooks.event_errors (event_id, attempt, error)
+        SELECT moved.id, moved.attempts, moved.last_error FROM moved
     )
     SELECT count(*) FILTER (WHERE moved.status = 'pending')::integer,
            count(*) FILTER (WHERE moved.status = 'dead')::integer
@@ -2121,7 +2180,26 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.rescue_leases(max_rows integer) IS 'Moves up to max_rows events whose lease expired back to pending (or to dead at max_attempts), recording why in last_error; returns how many were rescued and how many died. The old worker''s complete() then returns false.';
+COMMENT ON FUNCTION webhooks.rescue_leases(max_rows integer) IS 'Moves up to max_rows events whose lease expired back to pending (or to dead at max_attempts), recording why in last_error and webhooks.event_errors; returns how many were rescued and how many died. The old worker''s complete() then returns false.';
+
+CREATE FUNCTION webhooks.resume(provider text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_variable
+BEGIN
+    PERFORM webhooks._require_text('provider', resume.provider, 64);
+    DELETE FROM webhooks.paused_providers AS p WHERE p.provider = resume.provider;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO webhooks.provider_pauses (provider, action) VALUES (resume.provider, 'resume');
+    PERFORM pg_catalog.pg_notify('webhooks_events', 'resume');
+    RETURN true;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.resume(provider text) IS 'Resumes processing of a paused provider (claim() hands its events out again) and wakes the workers; audited in webhooks.provider_pauses. Returns false if the provider was not paused.';
 
 CREATE FUNCTION webhooks.run_checks() RETURNS TABLE(name text, family text, value numeric, min_ok numeric, max_ok numeric, ok boolean)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2462,6 +2540,27 @@ ALTER TABLE webhooks.contradictions ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     CACHE 1
 );
 
+CREATE TABLE webhooks.event_errors (
+    event_id bigint NOT NULL,
+    seq bigint NOT NULL,
+    attempt integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    error text NOT NULL,
+    CONSTRAINT event_errors_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT event_errors_error_check CHECK ((char_length(error) <= 8192))
+);
+
+COMMENT ON TABLE webhooks.event_errors IS 'One row per failed attempt of an event (attempt number, time, error; oldest first by seq), kept across replays and deleted with the event. Written by fail() and rescue_leases().';
+
+ALTER TABLE webhooks.event_errors ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME webhooks.event_errors_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE webhooks.event_types (
     provider text NOT NULL,
     event_type text NOT NULL,
@@ -2585,6 +2684,17 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 
 COMMENT ON MATERIALIZED VIEW webhooks.latency_1h IS 'Per provider, events processed in the last hour (received in the last 24 h, not replayed): count and p50/p99 of received->processed and claimed->processed, in seconds.';
 
+CREATE TABLE webhooks.paused_providers (
+    provider text NOT NULL,
+    reason text NOT NULL,
+    paused_at timestamp with time zone DEFAULT now() NOT NULL,
+    paused_by text DEFAULT SESSION_USER NOT NULL,
+    CONSTRAINT paused_providers_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT paused_providers_reason_check CHECK (((btrim(reason) <> ''::text) AND (octet_length(reason) <= 1000)))
+);
+
+COMMENT ON TABLE webhooks.paused_providers IS 'Providers whose events claim() skips until resume(): who paused them, when and why.';
+
 CREATE MATERIALIZED VIEW webhooks.payload_15m AS
  WITH volume AS (
          SELECT e_1.provider,
@@ -2623,6 +2733,27 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
   WITH NO DATA;
 
 COMMENT ON MATERIALIZED VIEW webhooks.payload_15m IS 'Per provider, events received in the last 15 minutes: Sume failed jobs without an error object, sampled webhooks (2,000 to 4,000 at most) stating a time (timed) and an event time (event_timed), the median skew of the stated time against receipt and the p99 delay of receipt after the event time (seconds), the largest payload (bytes).';
+
+CREATE TABLE webhooks.provider_pauses (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    action text NOT NULL,
+    reason text,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    by_role text DEFAULT SESSION_USER NOT NULL,
+    CONSTRAINT provider_pauses_action_check CHECK ((action = ANY (ARRAY['pause'::text, 'resume'::text])))
+);
+
+COMMENT ON TABLE webhooks.provider_pauses IS 'Audit of pause() and resume(): every pause and resume of a provider, with its reason and role.';
+
+ALTER TABLE webhooks.provider_pauses ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME webhooks.provider_pauses_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 CREATE TABLE webhooks.provider_secrets (
     provider text NOT NULL,
@@ -2767,6 +2898,9 @@ ALTER TABLE ONLY webhooks.contradictions
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY webhooks.event_errors
+    ADD CONSTRAINT event_errors_pkey PRIMARY KEY (event_id, seq);
+
 ALTER TABLE ONLY webhooks.event_types
     ADD CONSTRAINT event_types_pkey PRIMARY KEY (provider, event_type);
 
@@ -2781,6 +2915,12 @@ ALTER TABLE ONLY webhooks.events
 
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
+
+ALTER TABLE ONLY webhooks.paused_providers
+    ADD CONSTRAINT paused_providers_pkey PRIMARY KEY (provider);
+
+ALTER TABLE ONLY webhooks.provider_pauses
+    ADD CONSTRAINT provider_pauses_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY webhooks.provider_secrets
     ADD CONSTRAINT provider_secrets_pkey PRIMARY KEY (provider, secret);
@@ -2813,7 +2953,11 @@ CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btr
 
 CREATE INDEX events_provider_seq_idx ON webhooks.events USING btree (provider, seq) WHERE (seq IS NOT NULL);
 
+CREATE INDEX events_provider_status_received_idx ON webhooks.events USING btree (provider, status, received_at, id);
+
 CREATE INDEX events_received_at_brin ON webhooks.events USING brin (received_at);
+
+CREATE INDEX events_status_received_idx ON webhooks.events USING btree (status, received_at, id);
 
 CREATE INDEX events_unpruned_idx ON webhooks.events USING btree (received_at) WHERE ((status = 'processed'::text) AND (payload IS NOT NULL));
 
@@ -2838,6 +2982,9 @@ CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider,
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
+ALTER TABLE ONLY webhooks.event_errors
+    ADD CONSTRAINT event_errors_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY webhooks.replays
     ADD CONSTRAINT replays_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
@@ -2856,6 +3003,8 @@ REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, 
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
 
@@ -2909,6 +3058,8 @@ REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, 
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks.pause(provider text, reason text) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks.postpone_expectation(provider text, external_id text, base_delay interval, max_delay interval) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
@@ -2928,6 +3079,8 @@ REVOKE ALL ON FUNCTION webhooks.replay(event_ids bigint[], reason text) FROM PUB
 REVOKE ALL ON FUNCTION webhooks.replay(event_id bigint, reason text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.rescue_leases(max_rows integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.resume(provider text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 

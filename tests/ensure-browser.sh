@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ensure-browser.sh installs Debian's chromium when no Chromium is on PATH, so
-# the status-page browser test (TestStatusPageInBrowser) runs instead of
-# skipping. It never fails the build: without apt the test skips with a reason.
+# the browser tests (TestConsoleInBrowser, driven by chromedp, and
+# TestStatusPageInBrowser) run instead of skipping; `make test` and .ci/run
+# call it. It never fails the build: without apt the test skips with a reason.
 set -uo pipefail
 for b in chromium chromium-browser google-chrome; do
   command -v "$b" >/dev/null 2>&1 && exit 0

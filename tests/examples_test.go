@@ -745,6 +745,7 @@ func TestExampleEmbedRunner(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := runner.New(ctx, runner.Config{
 		Addr:           "127.0.0.1:0",
+		AdminAddr:      "off",
 		Providers:      map[string]verify.Provider{"sume": sume},
 		Handler:        handler,
 		Workers:        2,

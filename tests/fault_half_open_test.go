@@ -28,7 +28,7 @@ func TestHalfOpenListener(t *testing.T) {
 		ListenURL: listenURL.String(), ListenPing: 500 * time.Millisecond,
 	}, sumeOnly)
 	connects := func() int {
-		resp, err := http.Get(srv.Base + "/metrics")
+		resp, err := http.Get(srv.Admin + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -134,7 +134,7 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 		return true
 	})
 	doubled := queryInt(t, pool, `SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM app.seen GROUP BY event_id) x`)
-	connects := metricValue(t, srv.Base, "pginbox_listener_connects_total")
+	connects := metricValue(t, srv.Admin, "pginbox_listener_connects_total")
 	t.Logf("terminated %d backends; acknowledged %d, 503s %d, other errors %d; lost %d, doubled %d, listener connects %d",
 		terminated, n, down503.Load(), downOther.Load(), lost, doubled, connects)
 	if terminated < 3 {

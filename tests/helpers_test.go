@@ -167,8 +167,9 @@ const sumeSecret = "sume-test-secret"
 
 var sumeOnly = map[string][2]string{"sume": {"sume", sumeSecret}}
 
-// metricValue reads one unlabelled counter from /metrics.
-func metricValue(t *testing.T, base, name string) int64 {
+// metricValue reads one counter from /metrics at base (the admin
+// listener); label, when given, selects one series (`provider="gh"`).
+func metricValue(t *testing.T, base, name string, label ...string) int64 {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -176,7 +177,11 @@ func metricValue(t *testing.T, base, name string) int64 {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)`).FindSubmatch(body)
+	series := regexp.QuoteMeta(name)
+	if len(label) > 0 {
+		series += `\{` + regexp.QuoteMeta(label[0]) + `\}`
+	}
+	m := regexp.MustCompile(`(?m)^` + series + ` (\d+)`).FindSubmatch(body)
 	if m == nil {
 		return 0
 	}
@@ -340,11 +345,12 @@ func recordingHandler() (runner.Handler, func(string) bool) {
 
 // runnerProc is a `pginbox serve` subprocess.
 type runnerProc struct {
-	cmd  *exec.Cmd
-	Base string
-	done chan struct{}
-	mu   sync.Mutex
-	log  []string
+	cmd   *exec.Cmd
+	Base  string
+	Admin string // the admin listener's base URL
+	done  chan struct{}
+	mu    sync.Mutex
+	log   []string
 }
 
 // startRunner starts `pginbox serve` with env on a free port and waits until
@@ -359,8 +365,16 @@ func startRunner(t *testing.T, env map[string]string) *runnerProc {
 		}
 		addr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
+	admin := env["PGINBOX_ADMIN_ADDR"]
+	if admin == "" {
+		port, err := localpg.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin = fmt.Sprintf("127.0.0.1:%d", port)
+	}
 	cmd := exec.Command(pginboxBinary(t), "serve")
-	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr)
+	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr, "PGINBOX_ADMIN_ADDR="+admin)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -369,7 +383,7 @@ func startRunner(t *testing.T, env map[string]string) *runnerProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &runnerProc{cmd: cmd, Base: "http://" + addr, done: make(chan struct{})}
+	p := &runnerProc{cmd: cmd, Base: "http://" + addr, Admin: "http://" + admin, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -673,6 +687,7 @@ func (p *tcpProxy) Close() {
 type testServer struct {
 	Srv    *runner.Server
 	Base   string
+	Admin  string // the admin listener's base URL ("" when off)
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -683,6 +698,9 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.AdminAddr == "" {
+		cfg.AdminAddr = "127.0.0.1:0"
 	}
 	if cfg.ReconcileEvery == 0 {
 		cfg.ReconcileEvery = -1
@@ -709,6 +727,9 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 	ts := &testServer{Srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Run(ctx) }()
 	ts.Base = "http://" + srv.Addr().String()
+	if a := srv.AdminAddr(); a != nil {
+		ts.Admin = "http://" + a.String()
+	}
 	t.Cleanup(func() { ts.Stop(t) })
 	return ts
 }

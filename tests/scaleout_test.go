@@ -71,7 +71,7 @@ func TestTwoRunnersShareWork(t *testing.T) {
 	}
 	var done [2]int64
 	for i, r := range runners {
-		done[i] = metricValue(t, r.Base, "pginbox_events_completed_total")
+		done[i] = metricValue(t, r.Admin, "pginbox_events_completed_total")
 	}
 	t.Logf("completed by runner A %d, by runner B %d", done[0], done[1])
 	if done[0] == 0 || done[1] == 0 || done[0]+done[1] != events {

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -43,13 +44,20 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if status != 401 {
 		t.Fatalf("forged github delivery: %d", status)
 	}
-	req, _ := http.NewRequest(http.MethodPost, p.Base+"/actions/replay", strings.NewReader("event_id=1&reason=x&token=wrong"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req, _ := http.NewRequest(http.MethodPost, p.Admin+"/api/events/replay", strings.NewReader(`{"ids": [1], "reason": "x"}`))
+	req.Header.Set("Authorization", "Bearer wrong-token-guess")
 	if resp, err := client.Do(req); err == nil {
 		resp.Body.Close()
 	}
-	for _, path := range []string{"/metrics", "/api/status", "/", "/readyz", "/healthz"} {
-		said.WriteString(httpGet(t, p.Base+path))
+	req, _ = http.NewRequest(http.MethodGet, p.Admin+"/api/status", nil)
+	req.Header.Set("Authorization", "Bearer "+admin)
+	if resp, err := client.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		said.Write(b)
+	}
+	for _, path := range []string{"/metrics", "/api/status", "/", "/readyz", "/healthz", "/login"} {
+		said.WriteString(httpGet(t, p.Admin+path))
 	}
 	if err := p.Terminate(30 * time.Second); err != nil {
 		t.Fatal(err)

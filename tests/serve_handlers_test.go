@@ -241,7 +241,7 @@ func TestServeSQLHandlerBatchFallback(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'slow' AND last_error LIKE '%cancel%'`); n != 1 {
 		t.Fatal("the slow event's last_error does not say it was cancelled")
 	}
-	if v := metricValue(t, srv.Base, "pginbox_batch_fallbacks_total"); v < 1 {
+	if v := metricValue(t, srv.Admin, "pginbox_batch_fallbacks_total"); v < 1 {
 		t.Fatalf("pginbox_batch_fallbacks_total = %v, want at least 1", v)
 	}
 }

@@ -3,10 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -52,23 +49,6 @@ func unsignedProviders() map[string][2]string {
 		p[name] = [2]string{k.kind, k.secret}
 	}
 	return p
-}
-
-// labelled reads one labelled counter from /metrics.
-func labelled(t *testing.T, base, name, label string) int64 {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + `\{` + regexp.QuoteMeta(label) + `\} (\d+)`).FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return v
 }
 
 // TestServeReplayedCapturedBody: a captured GitHub, Shopify or header-keyed
@@ -144,7 +124,7 @@ func TestServeDifferentBodyUnderUnsignedKey(t *testing.T) {
 			AND payload = $2::jsonb AND revision = 1`, name, original); n != 1 {
 			t.Errorf("%s: the pending event's payload changed", name)
 		}
-		if got := labelled(t, srv.Base, "pginbox_unsigned_key_conflicts_total", `provider="`+name+`"`); got != 1 {
+		if got := metricValue(t, srv.Admin, "pginbox_unsigned_key_conflicts_total", `provider="`+name+`"`); got != 1 {
 			t.Errorf("%s: pginbox_unsigned_key_conflicts_total %d, want 1", name, got)
 		}
 	}

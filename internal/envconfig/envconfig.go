@@ -77,6 +77,12 @@ type Settings struct {
 	SkipMigrate bool   // PGINBOX_MIGRATE=false
 	ListenURL   string // PGINBOX_LISTEN_URL
 	AdminToken  string // PGINBOX_ADMIN_TOKEN
+	// AdminAddr is the operators' listener (PGINBOX_ADMIN_ADDR): empty means
+	// the default 127.0.0.1:8081, "off" disables it.
+	AdminAddr string
+	// AdminHosts are the extra Host names the admin listener answers
+	// (PGINBOX_ADMIN_HOSTS, comma-separated), besides its listen host and loopback.
+	AdminHosts []string
 
 	// Endpoint returns a provider's backfill API: PGINBOX_API_URL_<NAME> and
 	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
@@ -119,6 +125,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		Handler:     getenv("PGINBOX_HANDLER"),
 		ListenURL:   getenv("PGINBOX_LISTEN_URL"),
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
+		AdminAddr:   strings.TrimSpace(getenv("PGINBOX_ADMIN_ADDR")),
 		HTTPTimeout: 30 * time.Second,
 		Endpoint:    Endpoints(getenv),
 		AppID:       func(provider string) string { return getenv("PGINBOX_GITHUB_APP_ID_" + Name(provider)) },
@@ -135,6 +142,22 @@ func Read(getenv func(string) string) (Settings, error) {
 		if _, _, err := net.SplitHostPort(s.Addr); err != nil {
 			return s, &Error{"PGINBOX_ADDR", fmt.Sprintf("%q is not host:port", s.Addr)}
 		}
+	}
+	if s.AdminAddr != "" && s.AdminAddr != "off" {
+		if _, _, err := net.SplitHostPort(s.AdminAddr); err != nil {
+			return s, &Error{"PGINBOX_ADMIN_ADDR", fmt.Sprintf("%q is not host:port or off", s.AdminAddr)}
+		}
+	}
+	for _, h := range strings.Split(getenv("PGINBOX_ADMIN_HOSTS"), ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			if strings.ContainsAny(h, "/ @") {
+				return s, &Error{"PGINBOX_ADMIN_HOSTS", fmt.Sprintf("%q is not a host name", h)}
+			}
+			s.AdminHosts = append(s.AdminHosts, h)
+		}
+	}
+	if t := s.AdminToken; t != "" && len(t) < 16 {
+		return s, &Error{"PGINBOX_ADMIN_TOKEN", "is shorter than 16 characters: use a long random token (openssl rand -hex 32)"}
 	}
 	var err error
 	if s.Providers, err = readProviders(getenv); err != nil {

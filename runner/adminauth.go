@@ -1,0 +1,204 @@
+package runner
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sessionCookie is the console's login cookie. Its value is
+// "<expiry unix>.<hex HMAC-SHA256(process key, token, expiry)>": never the
+// token itself, useless after expiry or a restart (the key is per process).
+const (
+	sessionCookie = "pginbox_session"
+	sessionTTL    = 12 * time.Hour
+)
+
+// adminAuth decides who may use the admin listener: the token, the session
+// cookie, the failure limiter and the Host check.
+type adminAuth struct {
+	token   string
+	key     []byte // per-process HMAC key for session cookies
+	hosts   map[string]bool
+	limiter *failureLimiter
+	now     func() time.Time
+}
+
+func newAdminAuth(token, listenAddr string, extraHosts []string) *adminAuth {
+	a := &adminAuth{token: token, key: make([]byte, 32), hosts: map[string]bool{
+		"localhost": true, "127.0.0.1": true, "::1": true,
+	}, limiter: newFailureLimiter(10, 200, time.Minute), now: time.Now}
+	if _, err := rand.Read(a.key); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	if host, _, err := net.SplitHostPort(listenAddr); err == nil {
+		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+			a.hosts[strings.ToLower(host)] = true
+		}
+	}
+	for _, h := range extraHosts {
+		a.hosts[strings.Trim(strings.ToLower(h), "[]")] = true
+	}
+	return a
+}
+
+// hostAllowed reports whether the request's Host names this listener: a
+// page on another origin that re-points its DNS name at 127.0.0.1 (DNS
+// rebinding) sends its own name and is refused.
+func (a *adminAuth) hostAllowed(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return a.hosts[strings.Trim(strings.ToLower(host), "[]")]
+}
+
+// credential is what a request presented.
+type credential int
+
+const (
+	credNone  credential = iota // nothing presented
+	credValid                   // the token or a valid session
+	credWrong                   // a wrong token or a forged/expired session
+)
+
+// check reads the Bearer header, else the session cookie. cookie reports
+// whether the credential came from the cookie (CSRF applies to those only).
+func (a *adminAuth) check(r *http.Request) (c credential, cookie bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if ok && a.tokenOK(strings.TrimSpace(tok)) {
+			return credValid, false
+		}
+		return credWrong, false
+	}
+	if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+		if a.sessionOK(ck.Value) {
+			return credValid, true
+		}
+		return credWrong, true
+	}
+	return credNone, false
+}
+
+// tokenOK compares in constant time (a hash first, so the length of the
+// token does not leak through the comparison either).
+func (a *adminAuth) tokenOK(tok string) bool {
+	x, y := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(a.token))
+	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
+}
+
+func (a *adminAuth) sessionMAC(expiry string) string {
+	m := hmac.New(sha256.New, a.key)
+	m.Write([]byte(a.token))
+	m.Write([]byte{0})
+	m.Write([]byte(expiry))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// newSession returns a cookie value valid for sessionTTL.
+func (a *adminAuth) newSession() (string, time.Time) {
+	exp := a.now().Add(sessionTTL).Truncate(time.Second)
+	e := strconv.FormatInt(exp.Unix(), 10)
+	return e + "." + a.sessionMAC(e), exp
+}
+
+func (a *adminAuth) sessionOK(v string) bool {
+	e, mac, ok := strings.Cut(v, ".")
+	if !ok {
+		return false
+	}
+	exp, err := strconv.ParseInt(e, 10, 64)
+	if err != nil || a.now().Unix() >= exp {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(a.sessionMAC(e)))
+}
+
+// sameOrigin is the CSRF defence for cookie-authenticated actions (beside
+// SameSite=Strict): the browser's Origin, else its Referer, must name the
+// Host the request was sent to; a request with neither is refused.
+func sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return false
+	}
+	src := r.Header.Get("Origin")
+	if src == "" || src == "null" {
+		src = r.Header.Get("Referer")
+	}
+	if src == "" {
+		return false
+	}
+	u, err := url.Parse(src)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// clientIP is the peer address without its port (the admin listener is
+// not behind a trusted proxy by default, so no X-Forwarded-For).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// failureLimiter counts failed authentications per client IP and overall in
+// fixed windows: past perIP failures from one address, or total from
+// everyone, further attempts answer 429 until the window ends. Its memory
+// is bounded: it forgets every address when a window ends and tracks at
+// most maxClients within one.
+type failureLimiter struct {
+	mu          sync.Mutex
+	perIP       int
+	total       int
+	window      time.Duration
+	windowStart time.Time
+	byIP        map[string]int
+	all         int
+}
+
+const maxClients = 10000
+
+func newFailureLimiter(perIP, total int, window time.Duration) *failureLimiter {
+	return &failureLimiter{perIP: perIP, total: total, window: window, byIP: map[string]int{}}
+}
+
+func (l *failureLimiter) roll(now time.Time) {
+	if now.Sub(l.windowStart) >= l.window {
+		l.windowStart = now.Truncate(l.window)
+		clear(l.byIP)
+		l.all = 0
+	}
+}
+
+// blocked returns how long ip must wait, or 0.
+func (l *failureLimiter) blocked(ip string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.roll(now)
+	if l.byIP[ip] >= l.perIP || l.all >= l.total {
+		return max(l.windowStart.Add(l.window).Sub(now), time.Second)
+	}
+	return 0
+}
+
+// fail records one failed attempt from ip.
+func (l *failureLimiter) fail(ip string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.roll(now)
+	l.all++
+	if _, ok := l.byIP[ip]; ok || len(l.byIP) < maxClients {
+		l.byIP[ip]++
+	}
+}

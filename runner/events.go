@@ -1,0 +1,282 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The event list's limits.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+	// payloadWindow is the widest received_at window a payload search
+	// scans (payload containment has no index: ingest would pay for one).
+	payloadWindow = 7 * 24 * time.Hour
+	// payloadDefault is the window a payload search covers without since.
+	payloadDefault = 24 * time.Hour
+	// countCap bounds each per-status count of the list: past it the
+	// console shows "1000+".
+	countCap = 1000
+)
+
+var statuses = []string{"pending", "processing", "processed", "dead"}
+
+// eventsFilter is the list's filter, from query parameters or the JSON of
+// a bulk replay.
+type eventsFilter struct {
+	Provider   string          `json:"provider,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	EventType  string          `json:"event_type,omitempty"`
+	ExternalID string          `json:"external_id,omitempty"`
+	Source     string          `json:"source,omitempty"`
+	Since      *time.Time      `json:"since,omitempty"`
+	Until      *time.Time      `json:"until,omitempty"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+}
+
+// filterError is a bad filter value: a 400 with its message.
+type filterError struct{ msg string }
+
+func (e *filterError) Error() string { return e.msg }
+
+func badFilter(format string, a ...any) error { return &filterError{fmt.Sprintf(format, a...)} }
+
+// parseFilter reads the filter from URL query parameters.
+func parseFilter(q url.Values) (eventsFilter, error) {
+	f := eventsFilter{
+		Provider: strings.TrimSpace(q.Get("provider")), Status: strings.TrimSpace(q.Get("status")),
+		EventType: strings.TrimSpace(q.Get("event_type")), ExternalID: strings.TrimSpace(q.Get("external_id")),
+		Source: strings.TrimSpace(q.Get("source")),
+	}
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		v := strings.TrimSpace(q.Get(p.name))
+		if v == "" {
+			continue
+		}
+		t, err := parseTime(v)
+		if err != nil {
+			return f, badFilter("%s: %q is not an RFC 3339 time like 2026-01-02T15:04:05Z", p.name, v)
+		}
+		*p.dst = &t
+	}
+	if v := strings.TrimSpace(q.Get("payload")); v != "" {
+		f.Payload = json.RawMessage(v)
+	}
+	return f, f.validate()
+}
+
+// parseTime accepts RFC 3339, and the datetime-local form of an HTML input
+// (2006-01-02T15:04, read as UTC).
+func parseTime(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("bad time")
+}
+
+// validate checks the values the query does not: status, payload, window.
+func (f *eventsFilter) validate() error {
+	if f.Status != "" && !slices.Contains(statuses, f.Status) {
+		return badFilter("status: %q is not one of %s", f.Status, strings.Join(statuses, ", "))
+	}
+	for name, v := range map[string]string{"provider": f.Provider, "event_type": f.EventType, "external_id": f.ExternalID, "source": f.Source} {
+		if len(v) > 255 {
+			return badFilter("%s: longer than 255 bytes", name)
+		}
+	}
+	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
+		return badFilter("since (%s) must be before until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
+	}
+	if len(f.Payload) > 0 {
+		var obj map[string]any
+		dec := json.NewDecoder(bytes.NewReader(f.Payload))
+		if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
+		}
+		if len(f.Payload) > 4096 {
+			return badFilter("payload: longer than 4096 bytes")
+		}
+		end := time.Now()
+		if f.Until != nil {
+			end = *f.Until
+		}
+		if f.Since != nil && end.Sub(*f.Since) > payloadWindow {
+			return badFilter("payload: a payload search covers at most %d days (since … until); narrow the window", int(payloadWindow.Hours()/24))
+		}
+	}
+	return nil
+}
+
+// window returns the received_at bounds, applying the payload search's
+// default window (the 24 hours before until, or before now).
+func (f *eventsFilter) window(now time.Time) (since, until *time.Time) {
+	since, until = f.Since, f.Until
+	if len(f.Payload) > 0 && since == nil {
+		end := now
+		if until != nil {
+			end = *until
+		}
+		s := end.Add(-payloadDefault)
+		since = &s
+	}
+	return since, until
+}
+
+// query returns a WHERE clause (without status) and its arguments.
+func (f *eventsFilter) where(now time.Time, args *[]any) string {
+	arg := func(v any) string {
+		*args = append(*args, v)
+		return "$" + strconv.Itoa(len(*args))
+	}
+	var conds []string
+	if f.Provider != "" {
+		conds = append(conds, "e.provider = "+arg(f.Provider))
+	}
+	if f.ExternalID != "" {
+		if f.Provider != "" {
+			conds = append(conds, "e.external_id = "+arg(f.ExternalID))
+		} else {
+			// (provider, external_id) is the unique key: with the
+			// providers listed, each is one index probe.
+			conds = append(conds, "(e.provider, e.external_id) IN (SELECT p.provider, "+arg(f.ExternalID)+"::text FROM webhooks._providers() AS p)")
+		}
+	}
+	if f.EventType != "" {
+		conds = append(conds, "e.event_type = "+arg(f.EventType))
+	}
+	if f.Source != "" {
+		conds = append(conds, "e.source = "+arg(f.Source))
+	}
+	since, until := f.window(now)
+	if since != nil {
+		conds = append(conds, "e.received_at >= "+arg(*since))
+	}
+	if until != nil {
+		conds = append(conds, "e.received_at < "+arg(*until))
+	}
+	if len(f.Payload) > 0 {
+		conds = append(conds, "e.payload @> "+arg(string(f.Payload))+"::jsonb")
+	}
+	if len(conds) == 0 {
+		return "true"
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// statusList is the statuses the filter selects.
+func (f *eventsFilter) statusList() []string {
+	if f.Status != "" {
+		return []string{f.Status}
+	}
+	return statuses
+}
+
+// listSQL is the page query, newest first by (received_at, id): one branch
+// per status, each an index range scan ((status, received_at, id) or
+// (provider, status, received_at, id)) that a time window bounds; the
+// planner merges them in order and stops at the limit. after, when set, is
+// the keyset cursor: rows strictly older than it.
+func (f *eventsFilter) listSQL(cols string, after *cursor, limit int, now time.Time, args *[]any) string {
+	where := f.where(now, args)
+	if after != nil {
+		*args = append(*args, after.At, after.ID)
+		where += fmt.Sprintf(" AND (e.received_at, e.id) < ($%d, $%d)", len(*args)-1, len(*args))
+	}
+	var branches []string
+	for _, st := range f.statusList() {
+		branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.events AS e WHERE e.status = '%s' AND %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d)",
+			cols, st, where, limit))
+	}
+	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY received_at DESC, id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
+}
+
+// countSQL counts the filter's events per status, each count stopping at
+// countCap+1 (one bounded index range scan per status).
+func (f *eventsFilter) countSQL(now time.Time, args *[]any) string {
+	where := f.where(now, args)
+	var parts []string
+	for _, st := range f.statusList() {
+		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, countCap+1))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// tooManyError is a bulk replay over the limit.
+type tooManyError struct{ N int }
+
+func (e *tooManyError) Error() string {
+	return fmt.Sprintf("the filter matches more than %d events (at least %d): narrow it (a time range, a type) and replay in parts", maxReplay, e.N)
+}
+
+// matchingIDs resolves a bulk replay's filter to ids, at most maxReplay.
+func (s *Server) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, error) {
+	var args []any
+	q := f.listSQL("e.id, e.received_at", nil, maxReplay+1, time.Now(), &args)
+	rows, err := s.console.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxReplay {
+		return nil, &tooManyError{N: len(ids)}
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	return ids, nil
+}
+
+// cursor is the keyset position of the last event shown.
+type cursor struct {
+	At time.Time
+	ID int64
+}
+
+// Cursors are opaque to clients: "v1.<received_at µs>.<id>", base64url.
+func encodeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(c string) (*cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if v, ok := strings.CutPrefix(string(b), "v1."); ok {
+			us, ids, _ := strings.Cut(v, ".")
+			at, err1 := strconv.ParseInt(us, 10, 64)
+			id, err2 := strconv.ParseInt(ids, 10, 64)
+			if err1 == nil && err2 == nil && id > 0 {
+				return &cursor{At: time.UnixMicro(at), ID: id}, nil
+			}
+		}
+	}
+	return nil, badFilter("cursor: %q is not a cursor from next_cursor", c)
+}

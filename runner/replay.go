@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// maxReplay is the most events one bulk replay touches (what
+// webhooks.replay(bigint[], text) accepts).
+const maxReplay = 10000
+
+// replayRequest is the body of POST /api/events/replay.
+type replayRequest struct {
+	IDs    []int64       `json:"ids"`
+	Filter *eventsFilter `json:"filter"`
+	Reason string        `json:"reason"`
+}
+
+// apiReplay runs webhooks.replay(bigint[], text) for the listed ids or for
+// every event the filter matches (at most maxReplay).
+func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	var req replayRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"ids\": [...]} or {\"filter\": {...}} with a \"reason\": " + err.Error()})
+		return
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "a non-blank \"reason\" is required"})
+		return
+	}
+	if (req.IDs == nil) == (req.Filter == nil) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "give exactly one of \"ids\" or \"filter\""})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	ids := req.IDs
+	if req.Filter != nil {
+		if err := req.Filter.validate(); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		var err error
+		if ids, err = s.matchingIDs(ctx, req.Filter); err != nil {
+			var tm *tooManyError
+			if errors.As(err, &tm) {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": tm.Error(), "matching": tm.N, "max": maxReplay})
+				return
+			}
+			s.log.Warn("replay: match the filter", "error", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
+			return
+		}
+	}
+	if len(ids) > maxReplay {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "too many ids: " + strconv.Itoa(len(ids)) + ", the limit is " + strconv.Itoa(maxReplay), "max": maxReplay})
+		return
+	}
+	n, err := s.replay(ctx, ids, req.Reason, r)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "22023" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "a non-blank reason of at most 1000 characters is required"})
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"replayed": n})
+}
+
+// replay puts ids back to pending (webhooks.replay(bigint[], text)), logs who
+// asked and wakes the workers.
+func (s *Server) replay(ctx context.Context, ids []int64, reason string, r *http.Request) (int, error) {
+	if ids == nil {
+		ids = []int64{}
+	}
+	var n int
+	err := s.console.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text)`, ids, strings.TrimSpace(reason)).Scan(&n)
+	if err != nil {
+		s.log.Warn("replay failed", "error", err, "events", len(ids))
+		return 0, err
+	}
+	s.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "remote", r.RemoteAddr)
+	if n > 0 && s.workers != nil {
+		s.workers.Wake("replay")
+	}
+	return n, nil
+}
+
+// replayOne is the console's replay button of one event.
+func (s *Server) replayOne(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err != nil || r.ParseForm() != nil {
+		http.Error(w, "bad event id or form", http.StatusBadRequest)
+		return
+	}
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	if reason == "" {
+		http.Error(w, "a reason is required", http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	back := localPath(r.PostForm.Get("back"))
+	n, err := s.replay(ctx, []int64{id}, reason, r)
+	switch {
+	case err != nil:
+		redirectFlash(w, r, back, "failed", 0)
+	case n == 0:
+		redirectFlash(w, r, back, "replay-skipped", 0)
+	default:
+		redirectFlash(w, r, back, "replayed", n)
+	}
+}
+
+// redirectFlash sends the browser back to path with a flash code.
+func redirectFlash(w http.ResponseWriter, r *http.Request, path, code string, n int) {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, path+sep+"flash="+code+"&n="+strconv.Itoa(n), http.StatusSeeOther)
+}
