@@ -61,9 +61,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if s.schemaVersion, err = latestVersion(); err != nil {
 		return nil, err
 	}
-	// The ingest path answers 2xx only for durable rows: whatever the
-	// server's default, its commits wait for the WAL flush.
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, "synchronous_commit", "on"); err != nil {
+	// The ingest path has a pool of its own, so workers never starve it; its
+	// statement makes each commit wait for the WAL flush (see ingestSQL).
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16); err != nil {
 		return nil, err
 	}
 	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4)); err != nil {
