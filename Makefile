@@ -21,8 +21,9 @@ build: ## build bin/pginbox
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./runner/cmd/pginbox
 
 .PHONY: postgres
-postgres: ## install the PostgreSQL server binaries if missing (apt)
+postgres: ## install the PostgreSQL server binaries and PgBouncer if missing (apt)
 	@./tests/ensure-postgres.sh
+	@./tests/ensure-pgbouncer.sh
 
 .PHONY: run
 run: postgres build ## start pginbox serve on the embedded cluster under .pginbox/ (or DATABASE_URL) with a demo sume provider

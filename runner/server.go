@@ -11,13 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/database"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -34,6 +33,11 @@ type Server struct {
 	notifier *notifier
 	jobs     map[string]*job
 	mux      *http.ServeMux
+
+	// direct is the session connection for LISTEN and migrations ("" means
+	// url); pooled says url goes through a transaction pooler.
+	direct string
+	pooled bool
 
 	// schemaVersion is the newest migration this binary embeds: /readyz
 	// wants the database at least there.
@@ -70,11 +74,25 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.ingest.Close()
 		return nil, err
 	}
+	if s.direct = cfg.DirectURL; s.direct == "" {
+		s.direct = cfg.ListenURL
+	}
+	if s.direct == "" && !(cfg.SkipMigrate && cfg.PollOnly) {
+		// Session state (the migration's lock, LISTEN) does not survive a
+		// transaction pooler: find out whether DATABASE_URL is one.
+		if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
+			if !cfg.SkipMigrate {
+				s.Close()
+				return nil, fmt.Errorf("database: %w", err)
+			}
+			log.Warn("could not tell whether the database URL is a transaction pooler; assuming it is not", "error", err)
+		}
+		if s.pooled {
+			log.Info("the database URL goes through a transaction pooler: workers poll instead of LISTEN (set PGINBOX_DIRECT_URL for wake-ups)")
+		}
+	}
 	if !cfg.SkipMigrate {
-		db := stdlib.OpenDBFromPool(s.work)
-		err := pginbox.Migrate(ctx, db)
-		db.Close()
-		if err != nil {
+		if err := s.migrate(ctx); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -101,23 +119,44 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	return s, nil
 }
 
-func newPool(ctx context.Context, url, app string, maxConns int32, params ...string) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(url)
+// migrate applies the pending migrations on the direct connection when
+// there is one, else on the pool; through a transaction pooler without a
+// direct connection it only checks that none is pending.
+func (s *Server) migrate(ctx context.Context) error {
+	pool := s.work
+	switch {
+	case s.direct != "":
+		p, err := newPool(ctx, s.direct, "pginbox-migrate", 2)
+		if err != nil {
+			return fmt.Errorf("direct connection: %w", err)
+		}
+		defer p.Close()
+		pool = p
+	case s.pooled:
+		if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
+			var se *schemaError
+			if errors.As(err, &se) {
+				return fmt.Errorf("%w, and a migration cannot run there (its session lock would not hold): "+
+					"set PGINBOX_DIRECT_URL to a direct connection, or run pginbox migrate with it: %v", database.ErrTransactionPooler, err)
+			}
+			return err
+		}
+		s.log.Info("schema up to date; migrations skipped (transaction pooler)")
+		return nil
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return pginbox.Migrate(ctx, db)
+}
+
+// newPool opens a pool on url for pginbox (see database.PoolConfig: works
+// through a transaction pooler, drops a connection to a read-only server).
+func newPool(ctx context.Context, url, app string, maxConns int32) (*pgxpool.Pool, error) {
+	pc, err := database.PoolConfig(url, app)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, err
 	}
 	pc.MaxConns = maxConns
-	pc.ConnConfig.RuntimeParams["application_name"] = app
-	// A cancelled context (a handler's timeout, a client gone) cancels the
-	// statement on the server and keeps the connection: pgx's default closes
-	// it, which would take the worker's open batch transaction with it, so
-	// one slow handler could not be failed alone.
-	pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 5 * time.Second}
-	}
-	for i := 0; i+1 < len(params); i += 2 {
-		pc.ConnConfig.RuntimeParams[params[i]] = params[i+1]
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
@@ -199,8 +238,8 @@ func (s *Server) Run(ctx context.Context) error {
 	for _, j := range s.jobs {
 		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics, s.log.With("component", "schedule")) })
 	}
-	if !s.cfg.PollOnly {
-		url := s.cfg.ListenURL
+	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
+		url := s.direct
 		if url == "" {
 			url = s.url
 		}

@@ -169,7 +169,12 @@ func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpo
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err = pgxpool.New(ctx, d.URL)
+	pc, err := database.PoolConfig(d.URL, "pginbox-cli")
+	if err != nil {
+		_ = d.Close(ctx)
+		return nil, nil, err
+	}
+	pool, err = pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		_ = d.Close(ctx)
 		return nil, nil, fmt.Errorf("open database: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
@@ -26,6 +27,20 @@ func migrate(ctx context.Context, app App, args []string) error {
 	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
+	}
+	if env.DirectURL != "" {
+		env.DatabaseURL = env.DirectURL
+	} else if env.DatabaseURL != "" {
+		// The migration's session advisory lock is no lock through a
+		// transaction pooler: two deploys could migrate at once.
+		pooled, err := database.TransactionPooled(ctx, env.DatabaseURL)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if pooled {
+			return fmt.Errorf("migrate: %w, where the migration's session lock would not hold: "+
+				"set PGINBOX_DIRECT_URL to a direct connection to the database (or run with DATABASE_URL pointing at it)", database.ErrTransactionPooler)
+		}
 	}
 	pool, closePool, err := openPool(ctx, app, env)
 	if err != nil {

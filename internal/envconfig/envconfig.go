@@ -67,10 +67,12 @@ type Settings struct {
 	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
 	IngestTimeout                                                                time.Duration
 
-	PollOnly    bool   // PGINBOX_LISTEN=false
-	SkipMigrate bool   // PGINBOX_MIGRATE=false
-	ListenURL   string // PGINBOX_LISTEN_URL
-	AdminToken  string // PGINBOX_ADMIN_TOKEN
+	PollOnly    bool // PGINBOX_LISTEN=false
+	SkipMigrate bool // PGINBOX_MIGRATE=false
+	// DirectURL is a direct (session) connection for LISTEN and migrations:
+	// PGINBOX_DIRECT_URL, else its old name PGINBOX_LISTEN_URL.
+	DirectURL  string
+	AdminToken string // PGINBOX_ADMIN_TOKEN
 
 	// Endpoint returns a provider's backfill API: PGINBOX_API_URL_<NAME> and
 	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
@@ -108,13 +110,16 @@ func Read(getenv func(string) string) (Settings, error) {
 		DataDir:     getenv("PGINBOX_DATA_DIR"),
 		Addr:        getenv("PGINBOX_ADDR"),
 		Handler:     getenv("PGINBOX_HANDLER"),
-		ListenURL:   getenv("PGINBOX_LISTEN_URL"),
+		DirectURL:   getenv("PGINBOX_DIRECT_URL"),
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		HTTPTimeout: 30 * time.Second,
 		Endpoint:    Endpoints(getenv),
 	}
 	if s.DataDir == "" {
 		s.DataDir = ".pginbox"
+	}
+	if s.DirectURL == "" {
+		s.DirectURL = getenv("PGINBOX_LISTEN_URL") // the old name
 	}
 	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
 		if err := s.LogLevel.UnmarshalText([]byte(v)); err != nil {
