@@ -82,6 +82,16 @@ bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): t
 bench-quick: postgres build ## the bench suite reduced to under a minute (bench/out/summary.json, bench/out/REPORT-quick.md); same audit
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
+IMAGE ?= localhost/pginbox:$(VERSION)
+
+.PHONY: image
+image: ## build the OCI image $(IMAGE) with buildah: static binary, FROM scratch, non-root, listens on 0.0.0.0:8080
+	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh build $(IMAGE)
+
+.PHONY: image-test
+image-test: ## build the image and check it: static binary runs `version` inside it, non-root user, PGINBOX_ADDR
+	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh test $(IMAGE)
+
 .PHONY: lint
 lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
