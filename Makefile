@@ -92,6 +92,13 @@ image: ## build the OCI image $(IMAGE) with buildah: static binary, FROM scratch
 image-test: ## build the image and check it: static binary runs `version` inside it, non-root user, PGINBOX_ADDR
 	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh test $(IMAGE)
 
+SOAK ?= 10m
+SOAK_RATE ?= 100
+
+.PHONY: soak
+soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into one runner (sql: handler): per-minute RSS, goroutines, connections, p99s; audit (bench/out/soak.json)
+	$(GO) run ./bench -soak $(SOAK) -soak-rate $(SOAK_RATE) -out bench/out -pginbox $(BIN)
+
 .PHONY: lint
 lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
