@@ -54,7 +54,8 @@ commands:
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
-environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox)
+environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox);
+PGINBOX_DIRECT_URL, a direct connection for migrate and LISTEN when DATABASE_URL is a pooler
 pginbox <command> --help prints the command's flags.
 `
 
