@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/pgtest"
 	"github.com/pginbox/pginbox/runner"
 )
@@ -234,4 +235,38 @@ func logLine(logs string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestTransactionPoolerDetected: the probe pginbox runs before migrating
+// or listening tells PgBouncer in transaction mode (with one server
+// connection or several) from a direct connection and from a session-mode
+// pooler, where session state does hold.
+func TestTransactionPoolerDetected(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		url  func() string
+		want bool
+	}{
+		{"direct", func() string { return conf.URL() }, false},
+		{"pgbouncer transaction, pool 1", func() string {
+			return pgtest.PgBouncerFor(t, pgtest.PgBouncerOptions{PoolSize: 1}).Via(conf.URL())
+		}, true},
+		{"pgbouncer transaction, pool 8", func() string {
+			return pgtest.PgBouncerFor(t, pgtest.PgBouncerOptions{PoolSize: 8}).Via(conf.URL())
+		}, true},
+		{"pgbouncer session", func() string {
+			return pgtest.PgBouncerFor(t, pgtest.PgBouncerOptions{PoolSize: 8, SessionMode: true}).Via(conf.URL())
+		}, false},
+	} {
+		got, err := database.TransactionPooled(ctx, tc.url())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: transaction pooler %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -32,12 +32,14 @@ type Options struct {
 	// user. Default 4, far below what pginbox's pools open, so server
 	// connections really are shared between clients.
 	PoolSize int
+	// SessionMode runs pool_mode=session instead of transaction.
+	SessionMode bool
 	// Users may log in besides the local cluster's superuser (PgBouncer
 	// checks no password of its own: the server still authenticates them).
 	Users []string
 }
 
-// PgBouncer is a PgBouncer process in transaction mode in front of one
+// Process is a PgBouncer process in transaction mode (or session mode) in front of one
 // Postgres server, with the package's stock settings otherwise (no
 // max_prepared_statements; ignore_startup_parameters only
 // extra_float_digits), started as the user postgres when the test runs as
@@ -76,6 +78,10 @@ func Start(ctx context.Context, host, port string, opts Options) (*Process, erro
 	if err != nil {
 		return nil, err
 	}
+	mode := "transaction"
+	if opts.SessionMode {
+		mode = "session"
+	}
 	b := &Process{Port: free, dir: dir, bin: bin}
 	users := append([]string{localpg.Superuser}, opts.Users...)
 	var auth strings.Builder
@@ -91,14 +97,14 @@ listen_port = %d
 unix_socket_dir =
 auth_type = trust
 auth_file = %s
-pool_mode = transaction
+pool_mode = %s
 default_pool_size = %d
 max_client_conn = 1000
 ignore_startup_parameters = extra_float_digits
 logfile = %s
 pidfile = %s
 admin_users = postgres
-`, host, port, free, filepath.Join(dir, "users.txt"), opts.PoolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
+`, host, port, free, filepath.Join(dir, "users.txt"), mode, opts.PoolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
 	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(auth.String()), 0o644); err != nil {
 		return nil, fmt.Errorf("pgbouncer: %w", err)
 	}
