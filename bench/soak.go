@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/pginbox/pginbox/internal/localpg"
 )
 
 // soakMinute is one minute of the soak.
@@ -61,19 +59,14 @@ func runSoak(ctx context.Context, env *pgEnv, cfg config, dur time.Duration, rat
 		return fail(err)
 	}
 	defer probe.Close()
-	adminPort, err := localpg.FreePort()
-	if err != nil {
-		return fail(err)
-	}
-	admin := fmt.Sprintf("127.0.0.1:%d", adminPort)
 	r, err := startRunner(ctx, cfg.bin, "soak", dbURL, cfg.logDir, map[string]string{
 		"PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": string(benchSecret), "PGINBOX_HANDLER": "sql:bench.on_event",
-		"PGINBOX_RECONCILE_EVERY": "1m", "PGINBOX_CHECKS_EVERY": "1m", "PGINBOX_ADMIN_ADDR": admin})
+		"PGINBOX_RECONCILE_EVERY": "1m", "PGINBOX_CHECKS_EVERY": "1m"})
 	if err != nil {
 		return fail(err)
 	}
 	defer r.stop()
-	metricsURLs := []string{"http://" + admin + "/metrics", r.base + "/metrics"}
+	metricsURLs := []string{r.base + "/metrics"}
 
 	type sent struct {
 		key    string
