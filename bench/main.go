@@ -16,9 +16,9 @@
 //  5. growth: ingest and processing with 0 … 5 M processed rows, and gap
 //     detection over a 1,000,000-id window;
 //  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row;
-//  7. pooler: HTTP ingest and processing direct (pginbox's cache_describe
-//     exec mode, and pgx's cache_statement for what it costs) and through
-//     PgBouncer in transaction mode.
+//  7. pooler: HTTP ingest and processing direct (named prepared
+//     statements, and the pooler-safe cache_describe for what it costs)
+//     and through PgBouncer in transaction mode.
 //
 // With -soak D it runs only the soak instead: a steady signed load for D
 // into one runner with the sql: handler, sampled every minute (soak.go).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,38 +26,66 @@ type poolerRun struct {
 	ResponseMS  dist    `json:"response_ms"`
 	ProcessPerS float64 `json:"process_per_s"`
 	Errors      int64   `json:"errors"`
+	// IngestRounds and ProcessRounds are every round's figure (the ones
+	// above are their medians).
+	IngestRounds  []float64 `json:"ingest_http_rounds"`
+	ProcessRounds []float64 `json:"process_rounds"`
 }
 
-// poolerResult compares a direct connection (pginbox's default exec mode,
-// and pgx's own default for reference) with PgBouncer in transaction mode.
+// poolerResult compares a direct connection (named prepared statements, and
+// the pooler-safe cache_describe for what it costs) with PgBouncer in
+// transaction mode.
 type poolerResult struct {
 	Conns    int         `json:"conns"`
 	Seconds  float64     `json:"ingest_seconds"`
 	Events   int64       `json:"process_events"`
 	PoolSize int         `json:"pgbouncer_default_pool_size"`
+	Rounds   int         `json:"rounds"`
 	Runs     []poolerRun `json:"runs"`
 	// PooledIngestRatio and PooledProcessRatio: PgBouncer over direct.
 	PooledIngestRatio  float64 `json:"pooled_ingest_ratio"`
 	PooledProcessRatio float64 `json:"pooled_process_ratio"`
-	// DescribeIngestRatio and DescribeProcessRatio: pginbox's pooler-safe
-	// default (cache_describe) over pgx's named prepared statements
-	// (cache_statement), both direct: what the default costs without a pooler.
+	// DescribeIngestRatio and DescribeProcessRatio: the pooler-safe exec
+	// mode (cache_describe) over named prepared statements (cache_statement,
+	// what pginbox uses on a connection it found direct), both direct: what
+	// the pooler-safe mode would cost as the default everywhere.
 	DescribeIngestRatio  float64 `json:"describe_vs_statement_ingest_ratio"`
 	DescribeProcessRatio float64 `json:"describe_vs_statement_process_ratio"`
 }
 
-// runPooler is the pooler scenario.
+// runPooler is the pooler scenario: the three modes interleaved, rounds
+// times (3, or 1 with -quick), each figure the median of its rounds — the
+// machine is shared, and a single run swings by a fifth.
 func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*poolerResult, []audit, error) {
-	res := &poolerResult{Conns: 32, Seconds: cfg.httpDur.Seconds() / 2, Events: int64(cfg.processN), PoolSize: 16}
+	rounds := 3
+	if cfg.quick {
+		rounds = 1
+	}
+	res := &poolerResult{Conns: 32, Seconds: cfg.httpDur.Seconds() / 3, Events: int64(cfg.processN * 2 / 3), PoolSize: 16, Rounds: rounds}
+	modes := []string{"direct", "direct-cache-describe", "pgbouncer"}
 	var audits []audit
-	for _, mode := range []string{"direct", "direct-cache-statement", "pgbouncer"} {
-		run, a, err := poolerMode(ctx, env, cfg, res, mode, log)
-		audits = append(audits, a...)
-		if err != nil {
-			return res, audits, fmt.Errorf("%s: %w", mode, err)
+	all := map[string][]poolerRun{}
+	for round := 0; round < rounds; round++ {
+		for _, mode := range modes {
+			run, a, err := poolerMode(ctx, env, cfg, res, mode, log)
+			audits = append(audits, a...)
+			if err != nil {
+				return res, audits, fmt.Errorf("%s: %w", mode, err)
+			}
+			all[mode] = append(all[mode], run)
+			log.Info("pooler", "round", round+1, "mode", mode, "ingest_per_s", run.IngestPerS, "process_per_s", run.ProcessPerS)
 		}
-		res.Runs = append(res.Runs, run)
-		log.Info("pooler", "mode", mode, "ingest_per_s", run.IngestPerS, "process_per_s", run.ProcessPerS)
+	}
+	for _, mode := range modes {
+		runs := all[mode]
+		m := runs[0]
+		var in, pr []float64
+		for _, r := range runs {
+			in, pr = append(in, r.IngestPerS), append(pr, r.ProcessPerS)
+			m.IngestRounds, m.ProcessRounds = append(m.IngestRounds, r.IngestPerS), append(m.ProcessRounds, r.ProcessPerS)
+		}
+		m.IngestPerS, m.ProcessPerS = median(in), median(pr)
+		res.Runs = append(res.Runs, m)
 	}
 	ratio := func(a, b float64) float64 {
 		if b == 0 {
@@ -64,10 +93,22 @@ func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		}
 		return round3(a / b)
 	}
-	d, s, p := res.Runs[0], res.Runs[1], res.Runs[2]
+	d, c, p := res.Runs[0], res.Runs[1], res.Runs[2]
 	res.PooledIngestRatio, res.PooledProcessRatio = ratio(p.IngestPerS, d.IngestPerS), ratio(p.ProcessPerS, d.ProcessPerS)
-	res.DescribeIngestRatio, res.DescribeProcessRatio = ratio(d.IngestPerS, s.IngestPerS), ratio(d.ProcessPerS, s.ProcessPerS)
+	res.DescribeIngestRatio, res.DescribeProcessRatio = ratio(c.IngestPerS, d.IngestPerS), ratio(c.ProcessPerS, d.ProcessPerS)
 	return res, audits, nil
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return round1((s[len(s)/2-1] + s[len(s)/2]) / 2)
 }
 
 func poolerMode(ctx context.Context, env *pgEnv, cfg config, res *poolerResult, mode string, log *slog.Logger) (poolerRun, []audit, error) {
@@ -86,10 +127,10 @@ func poolerMode(ctx context.Context, env *pgEnv, cfg config, res *poolerResult, 
 	target := dbURL
 	switch mode {
 	case "direct":
-		run.URLNote = "direct, pginbox's default exec mode (cache_describe)"
-	case "direct-cache-statement":
-		target += "&default_query_exec_mode=cache_statement"
-		run.URLNote = "direct, default_query_exec_mode=cache_statement (pgx's default: named prepared statements)"
+		run.URLNote = "direct: pginbox probes it and uses named prepared statements (cache_statement)"
+	case "direct-cache-describe":
+		target += "&default_query_exec_mode=cache_describe"
+		run.URLNote = "direct, default_query_exec_mode=cache_describe (the pooler-safe mode pginbox uses through a transaction pooler)"
 	case "pgbouncer":
 		pc, err := pgx.ParseConfig(dbURL)
 		if err != nil {
@@ -182,11 +223,10 @@ func printPooler(w io.Writer, p *poolerResult) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "\npooler (%d HTTP connections for %.1fs, then %d events with the sql: handler, 8 workers x 100)\n", p.Conns, p.Seconds, p.Events)
+	fmt.Fprintf(w, "\npooler (%d HTTP connections for %.1fs, then %d events with the sql: handler, 8 workers x 100; median of %d interleaved rounds)\n", p.Conns, p.Seconds, p.Events, p.Rounds)
 	for _, r := range p.Runs {
-		fmt.Fprintf(w, "  %-24s ingest %8.1f/s (p50 %.1f ms, p99 %.1f ms)   process %8.1f/s   errors %d\n",
-			r.Mode, r.IngestPerS, r.ResponseMS.P50, r.ResponseMS.P99, r.ProcessPerS, r.Errors)
+		fmt.Fprintf(w, "  %-24s ingest %8.1f/s %v   process %8.1f/s %v\n", r.Mode, r.IngestPerS, r.IngestRounds, r.ProcessPerS, r.ProcessRounds)
 	}
-	fmt.Fprintf(w, "  PgBouncer / direct: ingest %.3f, process %.3f; cache_describe / cache_statement (direct): ingest %.3f, process %.3f\n",
+	fmt.Fprintf(w, "  PgBouncer / direct: ingest %.3f, process %.3f; cache_describe / cache_statement, both direct: ingest %.3f, process %.3f\n",
 		p.PooledIngestRatio, p.PooledProcessRatio, p.DescribeIngestRatio, p.DescribeProcessRatio)
 }

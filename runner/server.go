@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -65,31 +66,38 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if s.schemaVersion, err = latestVersion(); err != nil {
 		return nil, err
 	}
-	// The ingest path has a pool of its own, so workers never starve it; its
-	// statement makes each commit wait for the WAL flush (see ingestSQL).
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16); err != nil {
-		return nil, err
-	}
-	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4)); err != nil {
-		s.ingest.Close()
-		return nil, err
-	}
 	if s.direct = cfg.DirectURL; s.direct == "" {
 		s.direct = cfg.ListenURL
 	}
-	if s.direct == "" && !(cfg.SkipMigrate && cfg.PollOnly) {
-		// Session state (the migration's lock, LISTEN) does not survive a
-		// transaction pooler: find out whether DATABASE_URL is one.
-		if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
-			if !cfg.SkipMigrate {
-				s.Close()
-				return nil, fmt.Errorf("database: %w", err)
-			}
-			log.Warn("could not tell whether the database URL is a transaction pooler; assuming it is not", "error", err)
+	// Session state (the migration's lock, LISTEN, named prepared
+	// statements) does not survive a transaction pooler: find out whether
+	// DATABASE_URL is one.
+	probed := true
+	if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
+		if !cfg.SkipMigrate {
+			return nil, fmt.Errorf("database: %w", err)
 		}
-		if s.pooled {
-			log.Info("the database URL goes through a transaction pooler: workers poll instead of LISTEN (set PGINBOX_DIRECT_URL for wake-ups)")
-		}
+		probed = false
+		log.Warn("could not tell whether the database URL is a transaction pooler; using the pooler-safe exec mode", "error", err)
+	}
+	if s.pooled && s.direct == "" && !cfg.PollOnly {
+		log.Info("the database URL goes through a transaction pooler: workers poll instead of LISTEN (set PGINBOX_DIRECT_URL for wake-ups)")
+	}
+	// Named prepared statements (pgx's cache_statement) on a direct
+	// connection, measured faster than the pooler-safe cache_describe;
+	// cache_describe through a transaction pooler or when unknown.
+	mode := database.DefaultExecMode
+	if probed && !s.pooled {
+		mode = pgx.QueryExecModeCacheStatement
+	}
+	// The ingest path has a pool of its own, so workers never starve it; its
+	// statement makes each commit wait for the WAL flush (see ingestSQL).
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode); err != nil {
+		return nil, err
+	}
+	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), mode); err != nil {
+		s.ingest.Close()
+		return nil, err
 	}
 	if !cfg.SkipMigrate {
 		if err := s.migrate(ctx); err != nil {
@@ -126,7 +134,7 @@ func (s *Server) migrate(ctx context.Context) error {
 	pool := s.work
 	switch {
 	case s.direct != "":
-		p, err := newPool(ctx, s.direct, "pginbox-migrate", 2)
+		p, err := newPool(ctx, s.direct, "pginbox-migrate", 2, database.DefaultExecMode)
 		if err != nil {
 			return fmt.Errorf("direct connection: %w", err)
 		}
@@ -149,12 +157,16 @@ func (s *Server) migrate(ctx context.Context) error {
 	return pginbox.Migrate(ctx, db)
 }
 
-// newPool opens a pool on url for pginbox (see database.PoolConfig: works
-// through a transaction pooler, drops a connection to a read-only server).
-func newPool(ctx context.Context, url, app string, maxConns int32) (*pgxpool.Pool, error) {
+// newPool opens a pool on url for pginbox (see database.PoolConfig: drops a
+// connection to a read-only server) sending statements in mode, unless
+// the URL chooses its own.
+func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.QueryExecMode) (*pgxpool.Pool, error) {
 	pc, err := database.PoolConfig(url, app)
 	if err != nil {
 		return nil, err
+	}
+	if !database.SetsExecMode(url) {
+		pc.ConnConfig.DefaultQueryExecMode = mode
 	}
 	pc.MaxConns = maxConns
 	pool, err := pgxpool.NewWithConfig(ctx, pc)

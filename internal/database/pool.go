@@ -13,16 +13,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// DefaultExecMode is how pginbox's pools send statements unless the URL
-// says otherwise (default_query_exec_mode=...): the extended protocol with
-// the unnamed statement, parsed again on every call, and the statement's
-// description cached on the client. One round trip, like pgx's default
-// (named server-side prepared statements), but nothing is left on the
-// server connection between transactions, so it works unchanged through a
-// transaction pooler (PgBouncer before 1.21, or without
-// max_prepared_statements), where a named statement prepared on one server
-// connection is missing on the next (26000) or already there (42P05). The
-// bench measures what it costs on a direct connection.
+// DefaultExecMode is how pginbox's connections send statements unless the
+// URL says otherwise (default_query_exec_mode=...) or the connection is
+// known to be direct: the extended protocol with the unnamed statement,
+// parsed again on every call, and the statement's description cached on
+// the client. One round trip, like pgx's default (named server-side
+// prepared statements), but nothing is left on the server connection
+// between transactions, so it works unchanged through a transaction pooler
+// (PgBouncer before 1.21, or without max_prepared_statements), where a
+// named statement prepared on one server connection is missing on the next
+// (26000) or already there (42P05). `pginbox serve` probes the URL at start
+// (see [TransactionPooled]) and uses named statements on a direct
+// connection, which the bench measured faster.
 const DefaultExecMode = pgx.QueryExecModeCacheDescribe
 
 // PoolConfig parses databaseURL into a pool configuration for pginbox:
@@ -53,16 +55,16 @@ func configureConn(cc *pgx.ConnConfig, databaseURL, app string) {
 	if app != "" {
 		cc.RuntimeParams["application_name"] = app
 	}
-	if !setsExecMode(databaseURL) {
+	if !SetsExecMode(databaseURL) {
 		cc.DefaultQueryExecMode = DefaultExecMode
 	}
 	DropOnReadOnly(&cc.Config)
 	cc.BuildContextWatcherHandler = newCancelHandler
 }
 
-// setsExecMode reports whether the connection string chooses pgx's exec
+// SetsExecMode reports whether the connection string chooses pgx's exec
 // mode itself (URL query or key=value form).
-func setsExecMode(databaseURL string) bool {
+func SetsExecMode(databaseURL string) bool {
 	if u, err := url.Parse(databaseURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		return u.Query().Has("default_query_exec_mode")
 	}
