@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -29,8 +30,14 @@ func migrate(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	if env.DirectURL != "" {
+		if _, err := pgx.ParseConfig(env.DirectURL); err != nil {
+			return fmt.Errorf("PGINBOX_DIRECT_URL: %w", err)
+		}
 		env.DatabaseURL = env.DirectURL
 	} else if env.DatabaseURL != "" {
+		if _, err := pgx.ParseConfig(env.DatabaseURL); err != nil {
+			return fmt.Errorf("DATABASE_URL: %w", err)
+		}
 		// The migration's session advisory lock is no lock through a
 		// transaction pooler: two deploys could migrate at once.
 		pooled, err := database.TransactionPooled(ctx, env.DatabaseURL)
