@@ -21,8 +21,9 @@ build: ## build bin/pginbox
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./runner/cmd/pginbox
 
 .PHONY: postgres
-postgres: ## install the PostgreSQL server binaries if missing (apt)
+postgres: ## install the PostgreSQL server binaries and PgBouncer if missing (apt)
 	@./tests/ensure-postgres.sh
+	@./tests/ensure-pgbouncer.sh
 
 .PHONY: run
 run: postgres build ## start pginbox serve on the embedded cluster under .pginbox/ (or DATABASE_URL) with a demo sume provider
@@ -81,6 +82,23 @@ bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): t
 .PHONY: bench-quick
 bench-quick: postgres build ## the bench suite reduced to under a minute (bench/out/summary.json, bench/out/REPORT-quick.md); same audit
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
+
+IMAGE ?= localhost/pginbox:$(VERSION)
+
+.PHONY: image
+image: ## build the OCI image $(IMAGE) with buildah: static binary, FROM scratch, non-root, listens on 0.0.0.0:8080
+	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh build $(IMAGE)
+
+.PHONY: image-test
+image-test: ## build the image and check it: static binary runs `version` inside it, non-root user, PGINBOX_ADDR
+	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh test $(IMAGE)
+
+SOAK ?= 10m
+SOAK_RATE ?= 100
+
+.PHONY: soak
+soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into one runner (sql: handler): per-minute RSS, goroutines, connections, p99s; audit (bench/out/soak.json)
+	$(GO) run ./bench -soak $(SOAK) -soak-rate $(SOAK_RATE) -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
 lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)

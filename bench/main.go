@@ -15,7 +15,13 @@
 //     one runner, two runners (cross-process NOTIFY), poll only;
 //  5. growth: ingest and processing with 0 … 5 M processed rows, and gap
 //     detection over a 1,000,000-id window;
-//  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row.
+//  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row;
+//  7. pooler: HTTP ingest and processing direct (named prepared
+//     statements, and the pooler-safe cache_describe for what it costs)
+//     and through PgBouncer in transaction mode.
+//
+// With -soak D it runs only the soak instead: a steady signed load for D
+// into one runner with the sql: handler, sampled every minute (soak.go).
 //
 // Every scenario that delivers is audited from the database afterwards;
 // any lost or twice-processed event makes the command exit 1. It prints a
@@ -106,7 +112,7 @@ func quickConfig() config {
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill"}
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler"}
 
 func main() {
 	os.Exit(run())
@@ -119,6 +125,8 @@ func run() int {
 	bin := flag.String("pginbox", "bin/pginbox", "pginbox binary for the runner processes (built when missing)")
 	only := flag.String("only", "", "comma list of scenarios to run: "+strings.Join(allScenarios, ","))
 	durable := flag.Bool("durable", true, "keep fsync and synchronous_commit on in the bench's own cluster")
+	soak := flag.Duration("soak", 0, "run only the soak, this long (make soak: 10m): steady signed load, per-minute samples")
+	soakRate := flag.Int("soak-rate", 100, "deliveries per second during the soak")
 	flag.Parse()
 
 	cfg := fullConfig()
@@ -145,7 +153,9 @@ func run() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	budget := 45 * time.Minute
-	if *quick {
+	if *soak > 0 {
+		budget = *soak + 10*time.Minute
+	} else if *quick {
 		budget = 3 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
@@ -167,7 +177,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if slices.Contains(want, "http") || slices.Contains(want, "latency") {
+	if slices.Contains(want, "http") || slices.Contains(want, "latency") || slices.Contains(want, "pooler") || *soak > 0 {
 		if cfg.bin, err = buildRunner(ctx, *bin, tmp); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 1
@@ -184,6 +194,9 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: template:", err)
 		return 1
+	}
+	if *soak > 0 {
+		return runSoak(ctx, env, cfg, *soak, *soakRate, *out, log)
 	}
 	res.Postgres = postgresInfo(ctx, env)
 	res.Postgres.MigrateSeconds = round3(migrate.Seconds())
@@ -240,6 +253,12 @@ func run() int {
 		res.Backfill, err = runBackfillDrill(ctx, env, cfg, log)
 		return err
 	})
+	step("pooler", func() (err error) {
+		var a []audit
+		res.Pooler, a, err = runPooler(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
 	if ctx.Err() != nil {
 		res.Errors = append(res.Errors, "interrupted or out of time: "+ctx.Err().Error())
 	}
@@ -248,6 +267,7 @@ func run() int {
 
 	sum := res.summary()
 	printTable(os.Stdout, res, sum)
+	printPooler(os.Stdout, res.Pooler)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

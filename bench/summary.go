@@ -29,6 +29,7 @@ type results struct {
 	Latency   *latencyResult
 	Growth    *growthResult
 	Backfill  *backfillResult `json:"backfill,omitempty"`
+	Pooler    *poolerResult
 	Audits    []audit
 	Errors    []string
 	Durations []phase
@@ -97,6 +98,7 @@ type scenarios struct {
 	Latency *latencyResult   `json:"wakeup_latency,omitempty"`
 	Growth  *growthResult    `json:"growth,omitempty"`
 	Notify  *notifyResult    `json:"notify_cost,omitempty"`
+	Pooler  *poolerResult    `json:"pooler,omitempty"`
 }
 
 // ceilingAudit marks audits of the bench's own yardsticks (the plain
@@ -122,7 +124,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, Process: r.Process, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, Process: r.Process, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false

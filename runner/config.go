@@ -44,8 +44,15 @@ type Config struct {
 	// PollOnly turns LISTEN/NOTIFY wake-ups off: workers then find work by
 	// polling alone. Default false (listen, and poll as a backstop).
 	PollOnly bool
-	// ListenURL is the direct (not pooled) connection the listener uses.
-	// Empty means the database URL.
+	// DirectURL is a direct (session, not transaction-pooled) connection
+	// for what needs a session: the listener's LISTEN and the migrations at
+	// start. Empty means the database URL — unless that goes through a
+	// transaction pooler: then the workers poll instead of listening, and
+	// New refuses to start while migrations are pending.
+	DirectURL string
+	// ListenURL is the old name of DirectURL, used when DirectURL is empty.
+	//
+	// Deprecated: set DirectURL.
 	ListenURL string
 	// ListenPing is how often the listener pings itself to detect a
 	// half-open connection. Default 10s; negative disables.
@@ -199,7 +206,7 @@ func configFrom(env envconfig.Settings) (Config, error) {
 	c := Config{
 		Addr: env.Addr, MaxBody: env.MaxBody, Workers: env.Workers, BatchSize: env.BatchSize,
 		Lease: env.Lease, PollInterval: env.PollInterval, NotifyInterval: env.NotifyInterval,
-		PollOnly: env.PollOnly, ListenURL: env.ListenURL, ListenPing: env.ListenPing,
+		PollOnly: env.PollOnly, DirectURL: env.DirectURL, ListenPing: env.ListenPing,
 		ReconcileEvery: env.ReconcileEvery, ChecksEvery: env.ChecksEvery,
 		KeepPayload: env.KeepPayload, KeepKeys: env.KeepKeys, PruneEvery: env.PruneEvery,
 		HandlerTimeout: env.HandlerTimeout, ShutdownTimeout: env.ShutdownTimeout, IngestTimeout: env.IngestTimeout,

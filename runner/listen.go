@@ -11,8 +11,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgxlisten"
+
+	"github.com/pginbox/pginbox/internal/database"
 )
 
 // pingChannel carries the listener's own liveness pings.
@@ -78,11 +81,15 @@ func (l *listener) Run(ctx context.Context) {
 func (l *listener) listenOnce(ctx context.Context) {
 	pl := &pgxlisten.Listener{
 		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			cfg, err := pgx.ParseConfig(l.URL)
+			cfg, err := database.ConnConfig(l.URL, "pginbox-listener")
 			if err != nil {
 				return nil, fmt.Errorf("listener: %w", err)
 			}
-			cfg.RuntimeParams["application_name"] = "pginbox-listener"
+			// Waiting for a notification runs no statement to cancel: a
+			// cancelled wait gives the connection up at once.
+			cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+				return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+			}
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			return pgx.ConnectConfig(cctx, cfg)

@@ -105,6 +105,19 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
+// ingestSQL stores one delivery in a transaction of its own (one statement,
+// one round trip) whose commit waits for the WAL flush, locally and on the
+// synchronous standbys, whatever the server, database or role default for
+// synchronous_commit is: set_config(..., true) raises it for this
+// transaction only, to on, or keeps remote_apply (stricter) when that is the
+// default. A connection parameter would do the same but transaction poolers
+// refuse it, and a default set by a role or ALTER DATABASE would win over
+// nothing. The setting is read at commit, after the statement ran, so its
+// place in the statement does not matter.
+const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5)
+	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
+		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
+
 func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
@@ -118,8 +131,7 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 		digest = sum[:]
 	}
 	var res ingestResult
-	err := rc.Pool.QueryRow(ctx,
-		`SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5)`,
+	err := rc.Pool.QueryRow(ctx, ingestSQL,
 		provider, d.ExternalID, d.EventType, string(d.Payload), digest).Scan(&res.EventID, &res.Outcome)
 	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
 	return res, err

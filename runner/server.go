@@ -11,13 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/database"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -44,6 +45,11 @@ type Server struct {
 	statusC  statusCache
 
 	metricsMu sync.Mutex // guards metrics for the ingest pool's notice handler, set before it exists
+
+	// direct is the session connection for LISTEN and migrations ("" means
+	// url); pooled says url goes through a transaction pooler.
+	direct string
+	pooled bool
 
 	// schemaVersion is the newest migration this binary embeds: /readyz
 	// wants the database at least there.
@@ -72,25 +78,47 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if s.schemaVersion, err = latestVersion(); err != nil {
 		return nil, err
 	}
-	// The ingest path answers 2xx only for durable rows: whatever the
-	// server's default, its commits wait for the WAL flush.
+	if s.direct = cfg.DirectURL; s.direct == "" {
+		s.direct = cfg.ListenURL
+	}
+	// Session state (the migration's lock, LISTEN, named prepared
+	// statements) does not survive a transaction pooler: find out whether
+	// DATABASE_URL is one.
+	probed := true
+	if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
+		if !cfg.SkipMigrate {
+			return nil, fmt.Errorf("database: %w", err)
+		}
+		probed = false
+		log.Warn("could not tell whether the database URL is a transaction pooler; using the pooler-safe exec mode", "error", err)
+	}
+	if s.pooled && s.direct == "" && !cfg.PollOnly {
+		log.Info("the database URL goes through a transaction pooler: workers poll instead of LISTEN (set PGINBOX_DIRECT_URL for wake-ups)")
+	}
+	// Named prepared statements (pgx's cache_statement) on a direct
+	// connection, measured faster than the pooler-safe cache_describe;
+	// cache_describe through a transaction pooler or when unknown.
+	mode := database.DefaultExecMode
+	if probed && !s.pooled {
+		mode = pgx.QueryExecModeCacheStatement
+	}
+	// The ingest path has a pool of its own, so workers never starve it; its
+	// statement makes each commit wait for the WAL flush (see ingestSQL).
+	// Its notices count different bodies under a stored unsigned key.
 	notices := ingestNotices(func() *metrics { return s.metricsOnce() }, cfg.Providers)
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, notices, "synchronous_commit", "on"); err != nil {
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices); err != nil {
 		return nil, err
 	}
-	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), nil); err != nil {
+	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), mode, nil); err != nil {
 		s.ingest.Close()
 		return nil, err
 	}
-	if s.console, err = newPool(ctx, databaseURL, "pginbox-admin", consolePoolSize, nil); err != nil {
+	if s.console, err = newPool(ctx, databaseURL, "pginbox-admin", consolePoolSize, mode, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
 	if !cfg.SkipMigrate {
-		db := stdlib.OpenDBFromPool(s.work)
-		err := pginbox.Migrate(ctx, db)
-		db.Close()
-		if err != nil {
+		if err := s.migrate(ctx); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -127,25 +155,49 @@ const consolePoolSize = 2
 // maxHeaderBytes bounds a request's headers on both listeners (431 past it).
 const maxHeaderBytes = 64 << 10
 
-// newPool opens a pool named app; onNotice, when set, receives the notices
-// of its connections.
-func newPool(ctx context.Context, url, app string, maxConns int32, onNotice pgconn.NoticeHandler, params ...string) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(url)
+// migrate applies the pending migrations on the direct connection when
+// there is one, else on the pool; through a transaction pooler without a
+// direct connection it only checks that none is pending.
+func (s *Server) migrate(ctx context.Context) error {
+	pool := s.work
+	switch {
+	case s.direct != "":
+		p, err := newPool(ctx, s.direct, "pginbox-migrate", 2, database.DefaultExecMode, nil)
+		if err != nil {
+			return fmt.Errorf("direct connection: %w", err)
+		}
+		defer p.Close()
+		pool = p
+	case s.pooled:
+		if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
+			var se *schemaError
+			if errors.As(err, &se) {
+				return fmt.Errorf("%w, and a migration cannot run there (its session lock would not hold): "+
+					"set PGINBOX_DIRECT_URL to a direct connection, or run pginbox migrate with it: %v", database.ErrTransactionPooler, err)
+			}
+			return err
+		}
+		s.log.Info("schema up to date; migrations skipped (transaction pooler)")
+		return nil
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return pginbox.Migrate(ctx, db)
+}
+
+// newPool opens a pool on url for pginbox (see database.PoolConfig: drops a
+// connection to a read-only server) sending statements in mode, unless
+// the URL chooses its own; onNotice, when set, receives the notices of its
+// connections.
+func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.QueryExecMode, onNotice pgconn.NoticeHandler) (*pgxpool.Pool, error) {
+	pc, err := database.PoolConfig(url, app)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, err
+	}
+	if !database.SetsExecMode(url) {
+		pc.ConnConfig.DefaultQueryExecMode = mode
 	}
 	pc.MaxConns = maxConns
-	pc.ConnConfig.RuntimeParams["application_name"] = app
-	// A cancelled context (a handler's timeout, a client gone) cancels the
-	// statement on the server and keeps the connection: pgx's default closes
-	// it, which would take the worker's open batch transaction with it, so
-	// one slow handler could not be failed alone.
-	pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 5 * time.Second}
-	}
-	for i := 0; i+1 < len(params); i += 2 {
-		pc.ConnConfig.RuntimeParams[params[i]] = params[i+1]
-	}
 	if onNotice != nil {
 		pc.ConnConfig.OnNotice = onNotice
 	}
@@ -260,8 +312,8 @@ func (s *Server) Run(ctx context.Context) error {
 	for _, j := range s.jobs {
 		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics, s.log.With("component", "schedule")) })
 	}
-	if !s.cfg.PollOnly {
-		url := s.cfg.ListenURL
+	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
+		url := s.direct
 		if url == "" {
 			url = s.url
 		}

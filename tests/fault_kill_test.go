@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/localpg"
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // TestKillRunnerMidLoad: `pginbox serve` with the sql: handler is killed
@@ -19,11 +20,22 @@ import (
 // with a fresh signature). Afterwards every acknowledged key exists, the
 // handler's side table shows exactly one run per event, and nothing is dead
 // or stuck.
+//
+// The same runs with DATABASE_URL at a PgBouncer in transaction mode.
 func TestKillRunnerMidLoad(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("fault test: skipped with -short")
 	}
+	for _, via := range []string{"direct", "pgbouncer"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			killRunnerMidLoad(t, via == "pgbouncer")
+		})
+	}
+}
+
+func killRunnerMidLoad(t *testing.T, pooled bool) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	sideTable(t, pool)
@@ -31,8 +43,12 @@ func TestKillRunnerMidLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dbURL := conf.URL()
+	if pooled {
+		dbURL = pgtest.PgBouncerFor(t, pgtest.PgBouncerOptions{PoolSize: 6}).Via(dbURL)
+	}
 	env := map[string]string{
-		"DATABASE_URL":            conf.URL(),
+		"DATABASE_URL":            dbURL,
 		"PGINBOX_ADDR":            fmt.Sprintf("127.0.0.1:%d", port),
 		"PGINBOX_PROVIDERS":       "sume=sume",
 		"PGINBOX_SECRET_SUME":     sumeSecret,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/pgtest"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -21,11 +23,23 @@ import (
 // then Postgres itself is restarted. While the database is gone the runner
 // answers 503 (never 2xx); it recovers by itself, the listener reconnects,
 // and nothing acknowledged is lost or processed twice.
+//
+// The same runs with DATABASE_URL at a PgBouncer in transaction mode (and
+// PGINBOX_DIRECT_URL for the listener), in front of the restarted server.
 func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("fault test: skipped with -short")
 	}
+	for _, via := range []string{"direct", "pgbouncer"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			postgresRestartAndConnectionLoss(t, via == "pgbouncer")
+		})
+	}
+}
+
+func postgresRestartAndConnectionLoss(t *testing.T, pooled bool) {
 	ctx := context.Background()
 	c, err := StartCluster(ctx)
 	if err != nil {
@@ -40,8 +54,18 @@ func TestPostgresRestartAndConnectionLoss(t *testing.T) {
 	}
 	db.Close()
 	h := sideTable(t, pool)
-	srv := startServer(t, url, runner.Config{
-		Handler: h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
+	dbURL, direct := url, ""
+	if pooled {
+		b, err := pgtest.StartPgBouncer(ctx, "127.0.0.1", strconv.Itoa(c.Port), pgtest.PgBouncerOptions{PoolSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Remove() })
+		dbURL, direct = b.Via(url), url
+	}
+	srv := startServer(t, dbURL, runner.Config{
+		DirectURL: direct,
+		Handler:   h, Workers: 4, BatchSize: 20, Lease: 2 * time.Second,
 		ReconcileEvery: 500 * time.Millisecond, PollInterval: 200 * time.Millisecond,
 		IngestTimeout: 2 * time.Second, ListenPing: time.Second,
 	}, sumeOnly)

@@ -57,7 +57,8 @@ commands:
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
-environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox)
+environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox);
+PGINBOX_DIRECT_URL, a direct connection for migrate and LISTEN when DATABASE_URL is a pooler
 pginbox <command> --help prints the command's flags.
 `
 
@@ -172,7 +173,12 @@ func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpo
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err = pgxpool.New(ctx, d.URL)
+	pc, err := database.PoolConfig(d.URL, "pginbox-cli")
+	if err != nil {
+		_ = d.Close(ctx)
+		return nil, nil, err
+	}
+	pool, err = pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		_ = d.Close(ctx)
 		return nil, nil, fmt.Errorf("open database: %w", err)

@@ -6,10 +6,12 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
@@ -25,6 +27,26 @@ func migrate(ctx context.Context, app App, args []string) error {
 	env, err := envconfig.Read(app.Getenv)
 	if err != nil {
 		return err
+	}
+	if env.DirectURL != "" {
+		if _, err := pgx.ParseConfig(env.DirectURL); err != nil {
+			return fmt.Errorf("PGINBOX_DIRECT_URL: %w", err)
+		}
+		env.DatabaseURL = env.DirectURL
+	} else if env.DatabaseURL != "" {
+		if _, err := pgx.ParseConfig(env.DatabaseURL); err != nil {
+			return fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		// The migration's session advisory lock is no lock through a
+		// transaction pooler: two deploys could migrate at once.
+		pooled, err := database.TransactionPooled(ctx, env.DatabaseURL)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if pooled {
+			return fmt.Errorf("migrate: %w, where the migration's session lock would not hold: "+
+				"set PGINBOX_DIRECT_URL to a direct connection to the database (or run with DATABASE_URL pointing at it)", database.ErrTransactionPooler)
+		}
 	}
 	pool, closePool, err := openPool(ctx, app, env)
 	if err != nil {

@@ -73,10 +73,12 @@ type Settings struct {
 	// reads (PGINBOX_BACKFILL_LOOKBACK), default 72h.
 	BackfillLookback time.Duration
 
-	PollOnly    bool   // PGINBOX_LISTEN=false
-	SkipMigrate bool   // PGINBOX_MIGRATE=false
-	ListenURL   string // PGINBOX_LISTEN_URL
-	AdminToken  string // PGINBOX_ADMIN_TOKEN
+	PollOnly    bool // PGINBOX_LISTEN=false
+	SkipMigrate bool // PGINBOX_MIGRATE=false
+	// DirectURL is a direct (session) connection for LISTEN and migrations:
+	// PGINBOX_DIRECT_URL, else its old name PGINBOX_LISTEN_URL.
+	DirectURL  string
+	AdminToken string // PGINBOX_ADMIN_TOKEN
 	// AdminAddr is the operators' listener (PGINBOX_ADMIN_ADDR): empty means
 	// the default 127.0.0.1:8081, "off" disables it.
 	AdminAddr string
@@ -123,7 +125,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		DataDir:     getenv("PGINBOX_DATA_DIR"),
 		Addr:        getenv("PGINBOX_ADDR"),
 		Handler:     getenv("PGINBOX_HANDLER"),
-		ListenURL:   getenv("PGINBOX_LISTEN_URL"),
+		DirectURL:   getenv("PGINBOX_DIRECT_URL"),
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		AdminAddr:   strings.TrimSpace(getenv("PGINBOX_ADMIN_ADDR")),
 		HTTPTimeout: 30 * time.Second,
@@ -132,6 +134,9 @@ func Read(getenv func(string) string) (Settings, error) {
 	}
 	if s.DataDir == "" {
 		s.DataDir = ".pginbox"
+	}
+	if s.DirectURL == "" {
+		s.DirectURL = getenv("PGINBOX_LISTEN_URL") // the old name
 	}
 	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
 		if err := s.LogLevel.UnmarshalText([]byte(v)); err != nil {

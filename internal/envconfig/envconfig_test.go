@@ -42,6 +42,16 @@ func TestRead(t *testing.T) {
 				t.Fatalf("providers %+v, want %+v", s.Providers, want)
 			}
 		}},
+		{"PGINBOX_DIRECT_URL, else its old name PGINBOX_LISTEN_URL", map[string]string{"PGINBOX_LISTEN_URL": "postgres://old"}, func(t *testing.T, s Settings) {
+			if s.DirectURL != "postgres://old" {
+				t.Fatalf("DirectURL %q from PGINBOX_LISTEN_URL alone", s.DirectURL)
+			}
+		}},
+		{"PGINBOX_DIRECT_URL wins over the old name", map[string]string{"PGINBOX_DIRECT_URL": "postgres://new", "PGINBOX_LISTEN_URL": "postgres://old"}, func(t *testing.T, s Settings) {
+			if s.DirectURL != "postgres://new" {
+				t.Fatalf("DirectURL %q", s.DirectURL)
+			}
+		}},
 		{"endpoints read on demand", map[string]string{"PGINBOX_API_URL_LEGACY_SYS": "https://x.test", "PGINBOX_API_KEY_LEGACY_SYS": "k"}, func(t *testing.T, s Settings) {
 			if u, k := s.Endpoint("legacy-sys"); u != "https://x.test" || k != "k" {
 				t.Fatalf("endpoint %q %q", u, k)

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Superuser is the bootstrap role initdb creates.
@@ -235,7 +236,8 @@ func (c *Cluster) StopMode(ctx context.Context, mode string) error {
 func (c *Cluster) Restart(ctx context.Context) error {
 	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.DataDir,
 		"-l", filepath.Join(c.Dir, "postgres.log"), "-o", "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -p "+strconv.Itoa(c.Port)); err != nil {
-		return fmt.Errorf("localpg: pg_ctl start: %w: %s", err, out)
+		tail, _ := os.ReadFile(filepath.Join(c.Dir, "postgres.log"))
+		return fmt.Errorf("localpg: pg_ctl start: %w: %s\n%s", err, out, lastLines(tail, 10))
 	}
 	c.Started = true
 	return nil
@@ -497,4 +499,120 @@ func lastLines(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Kill crashes the server: every process of it (postmaster, backends, WAL
+// writer, checkpointer) is first stopped with SIGSTOP, so none runs on
+// while the others die, then killed with SIGKILL — a power cut of the
+// server short of the kernel's page cache. It returns once they are gone;
+// [Cluster.Restart] then runs crash recovery.
+func (c *Cluster) Kill() error {
+	pid, err := c.postmasterPID()
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("localpg: stop %d: %w", pid, err)
+	}
+	procs := append(children(pid), pid)
+	for _, p := range procs {
+		_ = syscall.Kill(p, syscall.SIGSTOP)
+	}
+	for _, p := range procs {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	for _, p := range procs {
+		for i := 0; i < 500 && alive(p); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// A killed postmaster can linger as a zombie where init does not reap
+	// promptly; its lock file would then make the next start refuse.
+	if err := os.Remove(filepath.Join(c.DataDir, "postmaster.pid")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("localpg: %w", err)
+	}
+	c.Started = false
+	return nil
+}
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		_, rest, _ := strings.Cut(string(data), ") ")
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Promote ends recovery on a standby (pg_ctl promote) and waits until it
+// takes writes.
+func (c *Cluster) Promote(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "promote", "-w", "-t", "60", "-D", c.DataDir); err != nil {
+		return fmt.Errorf("localpg: pg_ctl promote: %w: %s", err, out)
+	}
+	return nil
+}
+
+// BaseBackup copies this running cluster into a new standby under dir with
+// pg_basebackup -R (standby.signal and primary_conninfo written) and starts
+// it with settings, on a port of its own. The primary's pg_hba.conf from
+// initdb already trusts replication connections from 127.0.0.1.
+func (c *Cluster) BaseBackup(ctx context.Context, dir string, settings map[string]string) (*Cluster, error) {
+	sb := &Cluster{Dir: dir, DataDir: filepath.Join(dir, "data"), BinDir: c.BinDir, cred: c.cred, log: c.log}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("localpg: create %s: %w", dir, err)
+	}
+	if err := sb.chown(dir); err != nil {
+		return nil, err
+	}
+	if out, err := c.run(ctx, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", Superuser,
+		"-D", sb.DataDir, "-R", "-X", "stream", "--no-sync", "-c", "fast"); err != nil {
+		return nil, fmt.Errorf("localpg: pg_basebackup: %w: %s", err, out)
+	}
+	if err := sb.ensurePort(0); err != nil {
+		return nil, err
+	}
+	if err := sb.writeSettings(settings); err != nil {
+		return nil, err
+	}
+	if err := sb.Restart(ctx); err != nil {
+		tail, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		return nil, fmt.Errorf("%w\n%s", err, lastLines(tail, 15))
+	}
+	return sb, nil
+}
+
+func (c *Cluster) postmasterPID() (int, error) {
+	data, err := os.ReadFile(filepath.Join(c.DataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("localpg: server not running: %w", err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("localpg: bad postmaster.pid %q", first)
+	}
+	return pid, nil
+}
+
+// alive reports whether pid runs (a zombie does not count).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	_, rest, _ := strings.Cut(string(data), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }

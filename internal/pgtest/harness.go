@@ -103,13 +103,26 @@ func findServer() (pgtestdb.Config, error) {
 // new temporary folder, from the local binaries. Tests that stop and restart
 // the server use it directly.
 func StartCluster(ctx context.Context) (*localpg.Cluster, error) {
+	return StartClusterWith(ctx, nil)
+}
+
+// StartClusterWith is [StartCluster] with settings over the test settings
+// (e.g. a server default under test).
+func StartClusterWith(ctx context.Context, settings map[string]string) (*localpg.Cluster, error) {
+	all := map[string]string{}
+	for k, v := range localpg.TestSettings {
+		all[k] = v
+	}
+	for k, v := range settings {
+		all[k] = v
+	}
 	dir, err := os.MkdirTemp("", "pginbox-test-pg-")
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	// PGINBOX_PG_BINDIR picks another server version (make test-matrix).
 	// Trust: a throwaway cluster in a fresh temporary folder, for tests only.
-	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: localpg.TestSettings, BinDir: os.Getenv("PGINBOX_PG_BINDIR"), Trust: true})
+	c, err := localpg.Start(ctx, localpg.Options{Dir: dir, Settings: all, BinDir: os.Getenv("PGINBOX_PG_BINDIR"), Trust: true})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
