@@ -114,7 +114,7 @@ func TestPrimaryFailover(t *testing.T) {
 	// The listener follows: a delivery is picked up by a NOTIFY wake-up
 	// on the new primary (the poll is 200 ms, so count reconnects instead).
 	waitFor(t, 20*time.Second, "the listener on the new primary", func() bool {
-		return metricValue(t, srv.Base, "pginbox_listener_connects_total") >= 2
+		return metricValue(t, srv.Admin, "pginbox_listener_connects_total") >= 2
 	})
 	auditExactlyOnce(t, pool, load.Acked(), 60*time.Second)
 }

@@ -342,7 +342,8 @@ func (c *Cluster) setPassword(ctx context.Context) error {
 }
 
 // writeHBA rewrites pg_hba.conf: TCP on loopback only (the server has no
-// Unix socket), scram-sha-256, or trust for a Trust cluster.
+// Unix socket), scram-sha-256, or trust for a Trust cluster; replication
+// connections (pg_basebackup, a standby's walreceiver) likewise.
 func (c *Cluster) writeHBA() error {
 	method := "scram-sha-256"
 	if c.password == "" {
@@ -350,7 +351,9 @@ func (c *Cluster) writeHBA() error {
 	}
 	conf := "# written by pginbox localpg on every start\n" +
 		"host all all 127.0.0.1/32 " + method + "\n" +
-		"host all all ::1/128 " + method + "\n"
+		"host all all ::1/128 " + method + "\n" +
+		"host replication all 127.0.0.1/32 " + method + "\n" +
+		"host replication all ::1/128 " + method + "\n"
 	file := filepath.Join(c.DataDir, "pg_hba.conf")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("localpg: write %s: %w", file, err)
@@ -567,8 +570,8 @@ func (c *Cluster) Promote(ctx context.Context) error {
 
 // BaseBackup copies this running cluster into a new standby under dir with
 // pg_basebackup -R (standby.signal and primary_conninfo written) and starts
-// it with settings, on a port of its own. The primary's pg_hba.conf from
-// initdb already trusts replication connections from 127.0.0.1.
+// it with settings, on a port of its own. The primary's pg_hba.conf
+// (writeHBA) admits replication connections from loopback.
 func (c *Cluster) BaseBackup(ctx context.Context, dir string, settings map[string]string) (*Cluster, error) {
 	sb := &Cluster{Dir: dir, DataDir: filepath.Join(dir, "data"), BinDir: c.BinDir, cred: c.cred, log: c.log}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
