@@ -82,11 +82,13 @@ bench-quick: postgres build ## the bench suite reduced to under a minute (bench/
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
-lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module, tools/goose and the bench's River peer)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) -C tools/goose mod tidy -diff
+	$(GO) -C bench/river vet ./...
+	$(GO) -C bench/river mod tidy -diff
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI

@@ -63,7 +63,13 @@ type config struct {
 	processPoints [][2]int
 	perEvent      bool
 	statsFixed    bool
-	callN         int
+	// variantN events (and River jobs) per side-by-side run, variantRounds
+	// interleaved rounds, variantPerEvent whether the event-by-event
+	// variant is among them.
+	variantN        int
+	variantRounds   int
+	variantPerEvent bool
+	callN           int
 
 	latRates   []int
 	latDur     time.Duration
@@ -83,6 +89,7 @@ func fullConfig() config {
 		processN:      15_000,
 		processPoints: [][2]int{{8, 100}, {1, 100}, {2, 100}, {4, 100}, {16, 100}, {8, 10}, {8, 500}},
 		perEvent:      true, statsFixed: true, callN: 5000,
+		variantN: 50_000, variantRounds: 2, variantPerEvent: true,
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 	}
@@ -94,6 +101,7 @@ func quickConfig() config {
 	c.slice, c.rounds = 300*time.Millisecond, 2
 	c.httpDur, c.httpLate, c.httpLateN = 2500*time.Millisecond, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
 	c.processN, c.processPoints, c.statsFixed, c.callN = 2_000, [][2]int{{8, 100}}, false, 300
+	c.variantN, c.variantRounds, c.variantPerEvent = 20_000, 1, false
 	c.latDur = 1500 * time.Millisecond
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
 	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
@@ -215,6 +223,11 @@ func run() int {
 	step("process", func() (err error) {
 		var a []audit
 		res.Process, a, err = runProcess(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		if err != nil {
+			return err
+		}
+		res.Variants, a, err = runVariants(ctx, env, cfg, tmp, log)
 		res.Audits = append(res.Audits, a...)
 		return err
 	})

@@ -14,7 +14,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// workerPool claims events with webhooks.claim() and runs a Handler on each.
+// workerPool runs a Handler on pending events.
+//
+// A sql: handler runs with the row lock as the lease by default: one
+// statement, webhooks.process_pending(), locks a batch FOR UPDATE SKIP
+// LOCKED, runs the handler on it and marks it processed in the worker's own
+// transaction — one row version per event, nothing to rescue if the worker
+// dies. When that statement fails as a whole (a timeout, a crashed backend)
+// the pool uses the two-phase lease below for lockFallbackWindow, so every
+// attempt is counted and a poison event still reaches dead.
+//
+// The two-phase lease: claim events with webhooks.claim(), then run the
+// Handler on each.
 //
 // A database handler (sql:, or a Go Handler) runs a whole claimed batch in
 // one transaction with a savepoint per event: each event's writes and its
@@ -45,6 +56,9 @@ type workerPool struct {
 	// one that ignores its context is rescued and run elsewhere once the
 	// lease expires — and its own completion is then refused.
 	HandlerTimeout time.Duration
+	// TwoPhase runs a sql: handler with the two-phase lease (claim(), then
+	// process_batch()) instead of the row lock as the lease.
+	TwoPhase bool
 	// Name prefixes the worker names (locked_by).
 	Name    string
 	Metrics *metrics
@@ -52,6 +66,7 @@ type workerPool struct {
 
 	wake chan struct{}
 	once sync.Once
+	lockState
 }
 
 func (w *workerPool) init() {
@@ -110,6 +125,25 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 			w.Metrics.wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
+			if h, ok := w.Handler.(*sqlHandler); ok && w.lockMode() {
+				n, err := w.processPending(hctx, log, name, h)
+				if err == nil {
+					backoff = 0
+					if n == w.BatchSize {
+						w.Wake("cascade")
+						continue
+					}
+					break
+				}
+				if hctx.Err() != nil {
+					return // shutdown deadline: the statement rolled back, the events are pending
+				}
+				// Rolled back without counting attempts: the next batches
+				// take the two-phase lease, which counts them.
+				log.Warn("process_pending did not complete; using the two-phase lease for a while", "error", err, "for", lockFallbackWindow)
+				w.Metrics.batchFallbacks.Inc()
+				w.pauseLockMode()
+			}
 			batch, err := w.claim(ctx, name)
 			if err != nil {
 				if ctx.Err() != nil {
