@@ -161,7 +161,7 @@ const (
 	// variantRowLock is the default: the row lock as the lease, one
 	// webhooks.process_pending() statement per batch.
 	variantRowLock = "row-lock"
-	// variantTwoPhase is PGINBOX_SQL_LEASE=two-phase: webhooks.claim() in a
+	// variantTwoPhase is PGINBOX_LEASE_MODE=two-phase: webhooks.claim() in a
 	// transaction of its own, then one webhooks.process_batch() statement.
 	variantTwoPhase = "two-phase"
 	// variantPerEvent is the two-phase lease run event by event from Go (a
@@ -182,7 +182,7 @@ func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, worke
 	case variantTwoPhase:
 		lease = "two-phase"
 	}
-	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, SQLLease: lease, Workers: workers, BatchSize: batch,
+	cfg := runner.Config{Addr: "127.0.0.1:0", Handler: h, LeaseMode: lease, Workers: workers, BatchSize: batch,
 		ReconcileEvery: -1, ChecksEvery: -1, SkipMigrate: true, ShutdownTimeout: 10 * time.Second}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)

@@ -243,8 +243,8 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 		}
 	}
 	what := map[string]string{
-		variantRowLock:  "the row lock as the lease (default, PGINBOX_SQL_LEASE=row-lock): one webhooks.process_pending() statement per batch locks it FOR UPDATE SKIP LOCKED, runs the handler over it and marks it processed",
-		variantTwoPhase: "the two-phase lease (PGINBOX_SQL_LEASE=two-phase): webhooks.claim() in a transaction of its own, then one webhooks.process_batch() statement (a subtransaction and complete() per event)",
+		variantRowLock:  "the row lock as the lease (default, PGINBOX_LEASE_MODE=row-lock): one webhooks.process_pending() statement per batch locks it FOR UPDATE SKIP LOCKED, runs the handler over it and marks it processed",
+		variantTwoPhase: "the two-phase lease (PGINBOX_LEASE_MODE=two-phase): webhooks.claim() in a transaction of its own, then one webhooks.process_batch() statement (a subtransaction and complete() per event)",
 		variantPerEvent: "the two-phase lease event by event from Go: claim(), then a savepoint, the handler, complete() and a release per event",
 		"river":         "River's own work benchmark (bench/river): no-op jobs, FetchCooldown 1 ms, FetchPollInterval River's default (1 s), MaxWorkers 2,000",
 	}

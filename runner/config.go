@@ -33,15 +33,16 @@ type Config struct {
 	Workers int
 	// BatchSize is how many events a worker claims at once. Default 100.
 	BatchSize int
-	// SQLLease is how a sql: handler's events are held while it runs:
+	// LeaseMode is how the events of a handler that runs inside the
+	// database transaction (sql:, or a Go Handler) are held while it runs:
 	// "row-lock" (the default) locks a batch FOR UPDATE SKIP LOCKED in the
-	// handler's own transaction and marks it processed in the same
-	// statement — one row version per event, nothing to rescue when a
-	// worker dies; "two-phase" claims a batch with a timed lease first
-	// (claim(), then process_batch()), for handlers that run long enough
-	// that holding row locks that long is unwelcome. Go and http: handlers
-	// always use the two-phase lease.
-	SQLLease string
+	// handlers' own transaction and marks it processed before the same
+	// commit — one row version per event, nothing to rescue when a worker
+	// dies; "two-phase" claims a batch with a timed lease first (claim(),
+	// heartbeats, complete()), for handlers that run long enough that
+	// holding row locks that long is unwelcome. http: handlers always use
+	// the two-phase lease.
+	LeaseMode string
 	// Lease is how long a claimed event stays locked. Default 5m.
 	Lease time.Duration
 	// PollInterval is the backstop: workers look for work at least this
@@ -132,8 +133,8 @@ func (c Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("config: Addr %q is not host:port", c.Addr)
 	}
-	if c.SQLLease != "" && c.SQLLease != "row-lock" && c.SQLLease != "two-phase" {
-		return fmt.Errorf("config: SQLLease %q is not row-lock or two-phase", c.SQLLease)
+	if c.LeaseMode != "" && c.LeaseMode != "row-lock" && c.LeaseMode != "two-phase" {
+		return fmt.Errorf("config: LeaseMode %q is not row-lock or two-phase", c.LeaseMode)
 	}
 	if c.Workers > 1024 || c.BatchSize > 10000 {
 		return fmt.Errorf("config: Workers %d (at most 1024) or BatchSize %d (at most 10000) out of range", c.Workers, c.BatchSize)
@@ -182,7 +183,7 @@ func configFrom(env envconfig.Settings) (Config, error) {
 		ReconcileEvery: env.ReconcileEvery, ChecksEvery: env.ChecksEvery,
 		KeepPayload: env.KeepPayload, KeepKeys: env.KeepKeys, PruneEvery: env.PruneEvery,
 		HandlerTimeout: env.HandlerTimeout, ShutdownTimeout: env.ShutdownTimeout, IngestTimeout: env.IngestTimeout,
-		AdminToken: env.AdminToken, SkipMigrate: env.SkipMigrate, SQLLease: env.SQLLease,
+		AdminToken: env.AdminToken, SkipMigrate: env.SkipMigrate, LeaseMode: env.LeaseMode,
 		Providers: map[string]verify.Provider{},
 	}
 	for _, p := range env.Providers {

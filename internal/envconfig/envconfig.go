@@ -51,7 +51,7 @@ type Settings struct {
 	Addr      string     // PGINBOX_ADDR
 	Providers []Provider // PGINBOX_PROVIDERS, in the order listed
 	Handler   string     // PGINBOX_HANDLER
-	SQLLease  string     // PGINBOX_SQL_LEASE: row-lock (default) or two-phase
+	LeaseMode string     // PGINBOX_LEASE_MODE: row-lock (default) or two-phase
 	// HTTPTimeout bounds one call of an http: handler (PGINBOX_HTTP_TIMEOUT), default 30s.
 	HTTPTimeout time.Duration
 
@@ -109,7 +109,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		DataDir:     getenv("PGINBOX_DATA_DIR"),
 		Addr:        getenv("PGINBOX_ADDR"),
 		Handler:     getenv("PGINBOX_HANDLER"),
-		SQLLease:    getenv("PGINBOX_SQL_LEASE"),
+		LeaseMode:   getenv("PGINBOX_LEASE_MODE"),
 		ListenURL:   getenv("PGINBOX_LISTEN_URL"),
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		HTTPTimeout: 30 * time.Second,
@@ -118,8 +118,8 @@ func Read(getenv func(string) string) (Settings, error) {
 	if s.DataDir == "" {
 		s.DataDir = ".pginbox"
 	}
-	if s.SQLLease != "" && s.SQLLease != "row-lock" && s.SQLLease != "two-phase" {
-		return s, &Error{"PGINBOX_SQL_LEASE", fmt.Sprintf("%q is not row-lock or two-phase", s.SQLLease)}
+	if s.LeaseMode != "" && s.LeaseMode != "row-lock" && s.LeaseMode != "two-phase" {
+		return s, &Error{"PGINBOX_LEASE_MODE", fmt.Sprintf("%q is not row-lock or two-phase", s.LeaseMode)}
 	}
 	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
 		if err := s.LogLevel.UnmarshalText([]byte(v)); err != nil {
