@@ -121,7 +121,11 @@ func run() int {
 	bin := flag.String("pginbox", "bin/pginbox", "pginbox binary for the runner processes (built when missing)")
 	only := flag.String("only", "", "comma list of scenarios to run: "+strings.Join(allScenarios, ","))
 	durable := flag.Bool("durable", true, "keep fsync and synchronous_commit on in the bench's own cluster")
+	rerender := flag.String("rerender", "", "render the report again from this summary.json (after a change to report.md.tmpl) instead of running")
 	flag.Parse()
+	if *rerender != "" {
+		return rerenderReport(*rerender, *out, *report)
+	}
 
 	cfg := fullConfig()
 	if *quick {
@@ -277,5 +281,43 @@ func run() int {
 		fmt.Println("\nbench: EXACTLY-ONCE AUDIT FAILED")
 		return 1
 	}
+	return 0
+}
+
+// rerenderReport writes the report again from a summary.json, with the
+// current template: the figures are those of the run that wrote it.
+func rerenderReport(path, out, report string) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	var sum summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", path+":", err)
+		return 1
+	}
+	sc := sum.Scenarios
+	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
+		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
+		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth,
+		Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
+	if report == "" {
+		report = "bench/REPORT.md"
+		if res.Quick {
+			report = filepath.Join(out, "REPORT-quick.md")
+		}
+	}
+	var charts []string
+	for _, c := range []string{"latency-histogram.svg", "throughput-vs-rows.svg", "sql-ingest.svg", "processing.svg", "notify-cost.svg"} {
+		if _, err := os.Stat(filepath.Join(out, c)); err == nil {
+			charts = append(charts, c)
+		}
+	}
+	if err := os.WriteFile(report, []byte(renderReport(res, res.summary(), out, report, charts)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Printf("wrote %s from %s\n", report, path)
 	return 0
 }

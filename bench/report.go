@@ -23,6 +23,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fmtValue": fmtValue,
 	"okWord":   okWord,
 	"okBool":   okBool,
+	"sub":      func(a, b int) int { return a - b },
 	// deref reads an optional figure.
 	"deref": func(v *float64) float64 { return *v },
 	// dash prints a measured figure, or – when it was not measured (< 0).

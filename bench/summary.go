@@ -173,7 +173,7 @@ func (r *results) summary() summary {
 		s.ProcessPerS = r.Process.Default.PerS
 		s.WALPerEvent = r.Process.Default.WALPer
 	}
-	if rl, rv := r.Variants.find(variantRowLock), r.Variants.river(); rv != nil {
+	if rl, rv := r.Variants.Find(variantRowLock), r.Variants.RiverPoint(); rv != nil {
 		jobs := rv.PerS
 		s.RiverJobsPerS = &jobs
 		if rl != nil && jobs > 0 {

@@ -338,8 +338,8 @@ func runRiver(ctx context.Context, bin, url string, jobs int, probe *pgxpool.Poo
 	return &rr, pgCPU, riverCPU, nil
 }
 
-// find returns the named pginbox variant's point, nil when it did not run.
-func (v *variantsResult) find(name string) *variantPoint {
+// Find returns the named pginbox variant's point, nil when it did not run.
+func (v *variantsResult) Find(name string) *variantPoint {
 	if v == nil {
 		return nil
 	}
@@ -351,8 +351,8 @@ func (v *variantsResult) find(name string) *variantPoint {
 	return nil
 }
 
-// river returns River's point, nil when the peer did not run.
-func (v *variantsResult) river() *variantPoint {
+// RiverPoint returns River's point, nil when the peer did not run.
+func (v *variantsResult) RiverPoint() *variantPoint {
 	if v == nil || v.River == nil {
 		return nil
 	}
