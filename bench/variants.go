@@ -297,7 +297,9 @@ func prepareRiver(ctx context.Context, env *pgEnv, binDir string) (string, strin
 
 // runRiver runs River's work benchmark once and measures Postgres's and
 // River's CPU while it works its jobs: bench/river prints "working" just
-// before it starts its client, then its result once every job is done.
+// before it starts its client and "worked" once every job is done, while
+// its connections are still open (an exited backend's CPU is no longer
+// counted), then its result.
 func runRiver(ctx context.Context, bin, url string, jobs int, probe *pgxpool.Pool) (*riverRun, float64, float64, error) {
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
@@ -321,9 +323,10 @@ func runRiver(ctx context.Context, bin, url string, jobs int, probe *pgxpool.Poo
 			meter = startCPU(cmd.Process.Pid, postmasterPID(backend))
 			continue
 		}
-		if meter != nil && !parsed {
+		if string(line) == "worked" && meter != nil {
 			_, r, p := meter.raw()
 			pgCPU, riverCPU = p.Seconds(), r.Seconds()
+			continue
 		}
 		if err := json.Unmarshal(line, &rr); err == nil {
 			parsed = true
