@@ -101,11 +101,13 @@ soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into on
 	$(GO) run ./bench -soak $(SOAK) -soak-rate $(SOAK_RATE) -out bench/out -pginbox $(BIN)
 
 .PHONY: lint
-lint: ## gofmt, go vet, and go mod tidy -diff (the main module and tools/goose)
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module, tools/goose and the bench's River peer)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) -C tools/goose mod tidy -diff
+	$(GO) -C bench/river vet ./...
+	$(GO) -C bench/river mod tidy -diff
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI

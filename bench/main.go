@@ -69,7 +69,13 @@ type config struct {
 	processPoints [][2]int
 	perEvent      bool
 	statsFixed    bool
-	callN         int
+	// variantN events (and River jobs) per side-by-side run, variantRounds
+	// interleaved rounds, variantPerEvent whether the event-by-event
+	// variant is among them.
+	variantN        int
+	variantRounds   int
+	variantPerEvent bool
+	callN           int
 
 	latRates   []int
 	latDur     time.Duration
@@ -93,6 +99,7 @@ func fullConfig() config {
 		processN:      15_000,
 		processPoints: [][2]int{{8, 100}, {1, 100}, {2, 100}, {4, 100}, {16, 100}, {8, 10}, {8, 500}},
 		perEvent:      true, statsFixed: true, callN: 5000,
+		variantN: 50_000, variantRounds: 2, variantPerEvent: true,
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 		backfillEvents: 100_000,
@@ -105,6 +112,7 @@ func quickConfig() config {
 	c.slice, c.rounds = 300*time.Millisecond, 2
 	c.httpDur, c.httpLate, c.httpLateN = 2500*time.Millisecond, [3][2]int64{{5, 50}, {50, 300}, {300, 1000}}, 400
 	c.processN, c.processPoints, c.statsFixed, c.callN = 2_000, [][2]int{{8, 100}}, false, 300
+	c.variantN, c.variantRounds, c.variantPerEvent = 20_000, 1, false
 	c.latDur = 1500 * time.Millisecond
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
 	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
@@ -127,7 +135,11 @@ func run() int {
 	durable := flag.Bool("durable", true, "keep fsync and synchronous_commit on in the bench's own cluster")
 	soak := flag.Duration("soak", 0, "run only the soak, this long (make soak: 10m): steady signed load, per-minute samples")
 	soakRate := flag.Int("soak-rate", 100, "deliveries per second during the soak")
+	rerender := flag.String("rerender", "", "render the report again from this summary.json (after a change to report.md.tmpl) instead of running")
 	flag.Parse()
+	if *rerender != "" {
+		return rerenderReport(*rerender, *out, *report)
+	}
 
 	cfg := fullConfig()
 	if *quick {
@@ -235,6 +247,11 @@ func run() int {
 		var a []audit
 		res.Process, a, err = runProcess(ctx, env, cfg, log)
 		res.Audits = append(res.Audits, a...)
+		if err != nil {
+			return err
+		}
+		res.Variants, a, err = runVariants(ctx, env, cfg, tmp, log)
+		res.Audits = append(res.Audits, a...)
 		return err
 	})
 	step("latency", func() (err error) {
@@ -294,5 +311,43 @@ func run() int {
 		fmt.Println("\nbench: EXACTLY-ONCE AUDIT FAILED")
 		return 1
 	}
+	return 0
+}
+
+// rerenderReport writes the report again from a summary.json, with the
+// current template: the figures are those of the run that wrote it.
+func rerenderReport(path, out, report string) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	var sum summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", path+":", err)
+		return 1
+	}
+	sc := sum.Scenarios
+	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
+		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
+		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth,
+		Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
+	if report == "" {
+		report = "bench/REPORT.md"
+		if res.Quick {
+			report = filepath.Join(out, "REPORT-quick.md")
+		}
+	}
+	var charts []string
+	for _, c := range []string{"latency-histogram.svg", "throughput-vs-rows.svg", "sql-ingest.svg", "processing.svg", "notify-cost.svg"} {
+		if _, err := os.Stat(filepath.Join(out, c)); err == nil {
+			charts = append(charts, c)
+		}
+	}
+	if err := os.WriteFile(report, []byte(renderReport(res, res.summary(), out, report, charts)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Printf("wrote %s from %s\n", report, path)
 	return 0
 }

@@ -153,19 +153,36 @@ func quietLog() *slog.Logger {
 // the same code `pginbox serve` runs) until nothing is pending, and
 // measures it.
 func runWorkers(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
-	return runWorkersOpt(ctx, dbURL, probe, workers, batch, false, limit, log)
+	return runWorkersOpt(ctx, dbURL, probe, workers, batch, variantRowLock, limit, log)
 }
 
-// runWorkersOpt is runWorkers, optionally event by event from Go.
-func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, perEvent bool, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
+// The ways the bench runs a sql: handler, side by side.
+const (
+	// variantRowLock is the default: the row lock as the lease, one
+	// webhooks.process_pending() statement per batch.
+	variantRowLock = "row-lock"
+	// variantTwoPhase is PGINBOX_LEASE_MODE=two-phase: webhooks.claim() in a
+	// transaction of its own, then one webhooks.process_batch() statement.
+	variantTwoPhase = "two-phase"
+	// variantPerEvent is the two-phase lease run event by event from Go (a
+	// savepoint, the handler, complete() and a release per event).
+	variantPerEvent = "event-by-event"
+)
+
+// runWorkersOpt is runWorkers with the handler run as variant.
+func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, workers, batch int, variant string, limit time.Duration, log *slog.Logger) (time.Duration, cpuUse, error) {
 	h, err := runner.ParseHandler("sql:bench.on_event", time.Minute)
 	if err != nil {
 		return 0, cpuUse{}, err
 	}
-	if perEvent {
-		h = benchhook.SQLPerEvent(h)
+	lease := "row-lock"
+	switch variant {
+	case variantPerEvent:
+		h, lease = benchhook.SQLPerEvent(h), "two-phase"
+	case variantTwoPhase:
+		lease = "two-phase"
 	}
-	cfg := runner.Config{Addr: "127.0.0.1:0", AdminAddr: "off", Handler: h, Workers: workers, BatchSize: batch,
+	cfg := runner.Config{Addr: "127.0.0.1:0", AdminAddr: "off", Handler: h, LeaseMode: lease, Workers: workers, BatchSize: batch,
 		ReconcileEvery: -1, ChecksEvery: -1, SkipMigrate: true, ShutdownTimeout: 10 * time.Second}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
@@ -353,7 +370,7 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 			return res, audits, err
 		}
 		w0 := readWalPos(ctx, probe)
-		took, use, err := runWorkersOpt(ctx, dbURL, probe, 8, 100, true, limit, log)
+		took, use, err := runWorkersOpt(ctx, dbURL, probe, 8, 100, variantPerEvent, limit, log)
 		w1 := readWalPos(ctx, probe)
 		if err != nil {
 			return res, audits, err

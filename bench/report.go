@@ -23,6 +23,22 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fmtValue": fmtValue,
 	"okWord":   okWord,
 	"okBool":   okBool,
+	"sub":      func(a, b int) int { return a - b },
+	// deref reads an optional figure.
+	"deref": func(v *float64) float64 { return *v },
+	// dash prints a measured figure, or – when it was not measured (< 0).
+	"dash": func(v float64) string {
+		if v < 0 {
+			return "–"
+		}
+		switch {
+		case v >= 100:
+			return fmt.Sprintf("%.0f", v)
+		case v < 1:
+			return fmt.Sprintf("%.3f", v)
+		}
+		return fmt.Sprintf("%.2f", v)
+	},
 	"unitSuffix": func(u string) string {
 		if u == "" {
 			return ""

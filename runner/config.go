@@ -33,6 +33,16 @@ type Config struct {
 	Workers int
 	// BatchSize is how many events a worker claims at once. Default 100.
 	BatchSize int
+	// LeaseMode is how the events of a handler that runs inside the
+	// database transaction (sql:, or a Go Handler) are held while it runs:
+	// "row-lock" (the default) locks a batch FOR UPDATE SKIP LOCKED in the
+	// handlers' own transaction and marks it processed before the same
+	// commit — one row version per event, nothing to rescue when a worker
+	// dies; "two-phase" claims a batch with a timed lease first (claim(),
+	// heartbeats, complete()), for handlers that run long enough that
+	// holding row locks that long is unwelcome. http: handlers always use
+	// the two-phase lease.
+	LeaseMode string
 	// Lease is how long a claimed event stays locked. Default 5m.
 	Lease time.Duration
 	// PollInterval is the backstop: workers look for work at least this
@@ -163,6 +173,9 @@ func (c Config) validate() error {
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return errors.New("config: AdminToken is shorter than 16 characters")
 	}
+	if c.LeaseMode != "" && c.LeaseMode != "row-lock" && c.LeaseMode != "two-phase" {
+		return fmt.Errorf("config: LeaseMode %q is not row-lock or two-phase", c.LeaseMode)
+	}
 	if c.Workers > 1024 || c.BatchSize > 10000 {
 		return fmt.Errorf("config: Workers %d (at most 1024) or BatchSize %d (at most 10000) out of range", c.Workers, c.BatchSize)
 	}
@@ -210,7 +223,7 @@ func configFrom(env envconfig.Settings) (Config, error) {
 		ReconcileEvery: env.ReconcileEvery, ChecksEvery: env.ChecksEvery,
 		KeepPayload: env.KeepPayload, KeepKeys: env.KeepKeys, PruneEvery: env.PruneEvery,
 		HandlerTimeout: env.HandlerTimeout, ShutdownTimeout: env.ShutdownTimeout, IngestTimeout: env.IngestTimeout,
-		AdminAddr: env.AdminAddr, AdminToken: env.AdminToken, AdminHosts: env.AdminHosts, SkipMigrate: env.SkipMigrate,
+		AdminAddr: env.AdminAddr, AdminToken: env.AdminToken, AdminHosts: env.AdminHosts, SkipMigrate: env.SkipMigrate, LeaseMode: env.LeaseMode,
 		Providers: map[string]verify.Provider{},
 	}
 	for _, p := range env.Providers {

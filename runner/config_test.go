@@ -21,6 +21,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"address", Config{Addr: "8080"}, "Addr"},
 		{"workers", Config{Workers: 5000}, "Workers"},
 		{"negative lease", Config{Lease: -time.Second}, "Lease"},
+		{"unknown SQL lease", Config{LeaseMode: "lease"}, "LeaseMode"},
 		{"keys not longer than payloads", Config{KeepPayload: 10 * 24 * time.Hour, KeepKeys: 5 * 24 * time.Hour}, "KeepKeys"},
 		{"provider without verifier", Config{Providers: map[string]verify.Provider{"x": nil}}, `provider "x"`},
 	}

@@ -71,7 +71,7 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
 		}),
 		handlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
-		batchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batches whose process_batch statement overran or failed and were re-run event by event."}),
+		batchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batch statements (process_pending or process_batch) that overran or failed as a whole: the batch ran again with the two-phase lease, or event by event."}),
 		listenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
 		wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
 		notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),

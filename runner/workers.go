@@ -14,7 +14,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// workerPool claims events with webhooks.claim() and runs a Handler on each.
+// workerPool runs a Handler on pending events.
+//
+// A handler that runs inside the database transaction (sql:, or a Go
+// Handler) runs with the row lock as the lease by default: a batch is
+// locked FOR UPDATE SKIP LOCKED, handled and marked processed in the
+// worker's own transaction — one row version per event, nothing to rescue
+// if the worker dies. A sql: handler does that in one statement,
+// webhooks.process_pending(). When a batch fails as a whole (a timeout, a
+// crashed backend) the pool uses the two-phase lease below for
+// lockFallbackWindow, so every attempt is counted and a poison event still
+// reaches dead.
+//
+// The two-phase lease: claim events with webhooks.claim(), then run the
+// Handler on each.
 //
 // A database handler (sql:, or a Go Handler) runs a whole claimed batch in
 // one transaction with a savepoint per event: each event's writes and its
@@ -45,6 +58,10 @@ type workerPool struct {
 	// one that ignores its context is rescued and run elsewhere once the
 	// lease expires — and its own completion is then refused.
 	HandlerTimeout time.Duration
+	// TwoPhase runs every handler with the two-phase lease (claim(), then
+	// the handler under a heartbeated lease, then complete()) instead of the
+	// row lock as the lease; http: handlers always use it.
+	TwoPhase bool
 	// Name prefixes the worker names (locked_by).
 	Name    string
 	Metrics *metrics
@@ -52,6 +69,7 @@ type workerPool struct {
 
 	wake chan struct{}
 	once sync.Once
+	lockState
 }
 
 func (w *workerPool) init() {
@@ -110,6 +128,31 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 			w.Metrics.wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
+			if w.lockMode() {
+				var n int
+				var err error
+				if h, ok := w.Handler.(*sqlHandler); ok {
+					n, err = w.processPending(hctx, log, name, h)
+				} else {
+					n, err = w.processPendingGo(hctx, log, name)
+				}
+				if err == nil {
+					backoff = 0
+					if n == w.BatchSize {
+						w.Wake("cascade")
+						continue
+					}
+					break
+				}
+				if hctx.Err() != nil {
+					return // shutdown deadline: the statement rolled back, the events are pending
+				}
+				// Rolled back without counting attempts: the next batches
+				// take the two-phase lease, which counts them.
+				log.Warn("a row-lock batch did not complete; using the two-phase lease for a while", "error", err, "for", lockFallbackWindow)
+				w.Metrics.batchFallbacks.Inc()
+				w.pauseLockMode()
+			}
 			batch, err := w.claim(ctx, name)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -154,19 +197,22 @@ func (w *workerPool) claim(ctx context.Context, name string) ([]*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	events, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Event, error) {
-		var ev Event
-		var payload []byte
-		err := row.Scan(&ev.ID, &ev.Provider, &ev.ExternalID, &ev.EventType, &payload, &ev.Source,
-			&ev.ReceivedAt, &ev.Attempt, &ev.MaxAttempts, &ev.LockedUntil)
-		ev.Payload = payload
-		return &ev, err
-	})
+	events, err := pgx.CollectRows(rows, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	w.Metrics.claimed.Add(float64(len(events)))
 	return events, nil
+}
+
+// scanEvent reads one row of claimColumns.
+func scanEvent(row pgx.CollectableRow) (*Event, error) {
+	var ev Event
+	var payload []byte
+	err := row.Scan(&ev.ID, &ev.Provider, &ev.ExternalID, &ev.EventType, &payload, &ev.Source,
+		&ev.ReceivedAt, &ev.Attempt, &ev.MaxAttempts, &ev.LockedUntil)
+	ev.Payload = payload
+	return &ev, err
 }
 
 // batchState is what the heartbeat needs to know about a running batch.

@@ -64,6 +64,42 @@ $$;
 
 COMMENT ON FUNCTION webhooks._equal_ct(a bytea, b bytea) IS 'Private: true when a and b are the same bytes; compares every byte without an early exit (XOR-accumulate, lengths folded in), for comparing MACs.';
 
+CREATE FUNCTION webhooks._fail_pending(event_id bigint, error text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_status  text;
+    v_attempt integer;
+    v_error   text;
+BEGIN
+    UPDATE webhooks.events AS e
+    SET status       = CASE WHEN e.attempts + 1 >= e.max_attempts THEN 'dead' ELSE 'pending' END,
+        run_after    = CASE WHEN e.attempts + 1 >= e.max_attempts THEN e.run_after
+                            ELSE now() + least(interval '1 hour',
+                                               interval '1 second' * power(2, least(e.attempts + 1, 20) - 1))
+                                       * (0.75 + random() * 0.5)
+                       END,
+        attempts     = e.attempts + 1,
+        claimed_at   = now(),
+        last_error   = left(coalesce(nullif(btrim(_fail_pending.error), ''), 'unknown error'), 8192),
+        updated_at   = now()
+    WHERE e.id = _fail_pending.event_id
+      AND e.status IS NOT DISTINCT FROM 'pending'
+      AND e.attempts < e.max_attempts
+    RETURNING e.status, e.attempts, e.last_error INTO v_status, v_attempt, v_error;
+
+    IF v_status IS NOT NULL THEN
+        INSERT INTO webhooks.event_errors (event_id, attempt, error)
+        VALUES (_fail_pending.event_id, v_attempt, v_error);
+    END IF;
+    RETURN v_status;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._fail_pending(event_id bigint, error text) IS 'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error (first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending.';
+
 CREATE FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
@@ -359,6 +395,128 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+
+CREATE TABLE webhooks.events (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text])))
+)
+WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.02', autovacuum_vacuum_insert_threshold='1000', autovacuum_analyze_scale_factor='0.02', autovacuum_analyze_threshold='1000', autovacuum_vacuum_cost_limit='2000');
+
+COMMENT ON TABLE webhooks.events IS 'Every webhook event received, exactly once per (provider, external_id); also the work queue.';
+
+COMMENT ON COLUMN webhooks.events.external_id IS 'The provider''s stable id for the event (Sume: job_id, the envelope request_id, or id). At most 255 bytes.';
+
+COMMENT ON COLUMN webhooks.events.status IS 'pending (waiting to be claimed), processing (claimed and locked), processed, or dead (gave up after max_attempts).';
+
+COMMENT ON COLUMN webhooks.events.revision IS '1 on first delivery; incremented each time a redelivery reconciled the payload of a pending event.';
+
+COMMENT ON COLUMN webhooks.events.attempts IS 'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
+
+COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
+
+COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
+
+CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_paused text[];
+BEGIN
+    PERFORM webhooks._require_text('worker', _lock_pending.worker, 255);
+    IF _lock_pending.max_events IS NULL OR _lock_pending.max_events < 1 OR _lock_pending.max_events > 10000 THEN
+        RAISE EXCEPTION 'pginbox: max_events must be between 1 and 10000, got %', _lock_pending.max_events
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT coalesce(pg_catalog.array_agg(pp.provider), '{}') INTO v_paused FROM webhooks.paused_providers AS pp;
+
+    RETURN QUERY
+    WITH picked AS MATERIALIZED (
+        SELECT e.id
+        FROM webhooks.events AS e
+        WHERE e.status = 'pending'
+          AND e.run_after <= now()
+          AND e.attempts < e.max_attempts
+          AND e.provider <> ALL (v_paused)
+        ORDER BY e.run_after, e.id
+        LIMIT _lock_pending.max_events
+        FOR UPDATE SKIP LOCKED
+    )
+    SELECT (jsonb_populate_record(e, jsonb_build_object(
+               'status', 'processing',
+               'locked_by', _lock_pending.worker,
+               'claimed_at', now(),
+               'attempts', e.attempts + 1))).*
+    FROM picked
+    JOIN webhooks.events AS e ON e.id = picked.id
+    ORDER BY e.run_after, e.id;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause(), and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
+
+CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_n integer;
+BEGIN
+    UPDATE webhooks.events AS e
+    SET status       = 'processed',
+        processed_at = now(),
+        claimed_at   = now(),
+        attempts     = e.attempts + 1,
+        last_error   = NULL,
+        updated_at   = now()
+    WHERE e.id = ANY (_mark_processed.event_ids)
+      AND e.status IS NOT DISTINCT FROM 'pending'
+      AND e.attempts < e.max_attempts;
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    RETURN v_n;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids (locked by the calling transaction with _lock_pending()) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -944,63 +1102,6 @@ $$;
 
 COMMENT ON FUNCTION webhooks._whsec_key(secret text) IS 'Private: the HMAC key of a Standard Webhooks secret: base64 (padded or not) after an optional whsec_ prefix; NULL when not base64, empty when nothing is left. Never raises.';
 
-CREATE TABLE webhooks.events (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text])))
-)
-WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.02', autovacuum_vacuum_insert_threshold='1000', autovacuum_analyze_scale_factor='0.02', autovacuum_analyze_threshold='1000', autovacuum_vacuum_cost_limit='2000');
-
-COMMENT ON TABLE webhooks.events IS 'Every webhook event received, exactly once per (provider, external_id); also the work queue.';
-
-COMMENT ON COLUMN webhooks.events.external_id IS 'The provider''s stable id for the event (Sume: job_id, the envelope request_id, or id). At most 255 bytes.';
-
-COMMENT ON COLUMN webhooks.events.status IS 'pending (waiting to be claimed), processing (claimed and locked), processed, or dead (gave up after max_attempts).';
-
-COMMENT ON COLUMN webhooks.events.revision IS '1 on first delivery; incremented each time a redelivery reconciled the payload of a pending event.';
-
-COMMENT ON COLUMN webhooks.events.attempts IS 'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
-
-COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
-
-COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
-
 CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1329,12 +1430,16 @@ BEGIN
         webhooks.heartbeat(bigint, text, integer, interval),
         webhooks.release(bigint, text, integer),
         webhooks.leased_events(text, bigint[], integer[]),
-        webhooks.process_batch(regprocedure, text, bigint[], integer[])
+        webhooks.process_batch(regprocedure, text, bigint[], integer[]),
+        webhooks.process_pending(regprocedure, text, integer),
+        webhooks._lock_pending(text, integer),
+        webhooks._mark_processed(bigint[]),
+        webhooks._fail_pending(bigint, text)
         TO %I', grant_worker.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (it sees the payloads of what it claims), and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase lease), and process_pending with _lock_pending, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1702,6 +1807,88 @@ END;
 $_$;
 
 COMMENT ON FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_ids bigint[], attempts integer[]) IS 'Runs handler (a function taking one webhooks.events) on each event of a claimed batch still leased to worker at the given attempts, then complete(), each event in its own subtransaction; a handler error records fail() and rolls back that event alone. Returns one row per event run: outcome processed, pending or dead (failed, see error), or lost (lease lost: its writes rolled back). Commit the calling transaction to keep the effects. Runs with the caller''s rights and search_path.';
+
+CREATE FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer DEFAULT 100) RETURNS TABLE(event_id bigint, outcome text, error text, attempt integer)
+    LANGUAGE plpgsql
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_fn     text;
+    v_evs    webhooks.events[];
+    v_ids    bigint[];
+    v_ev     webhooks.events;
+    v_n      integer;
+    v_failed boolean := false;
+BEGIN
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
+    INTO v_fn
+    FROM pg_catalog.pg_proc AS p
+    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+    WHERE p.oid = process_pending.handler
+      AND p.prokind = 'f'
+      AND p.pronargs = 1
+      AND p.proargtypes[0] = 'webhooks.events'::pg_catalog.regtype;
+    IF v_fn IS NULL THEN
+        RAISE EXCEPTION 'pginbox: handler % must be a function taking one webhooks.events argument',
+            coalesce(process_pending.handler::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Locked outside the subtransaction below, so rolling it back keeps them.
+    v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    v_n := pg_catalog.cardinality(v_evs);
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+    v_ids := ARRAY(SELECT x.id FROM pg_catalog.unnest(v_evs) AS x);
+
+    BEGIN
+        EXECUTE 'SELECT ' || v_fn || '(x) FROM pg_catalog.unnest($1) AS x' USING v_evs;
+        IF webhooks._mark_processed(v_ids) <> v_n THEN
+            RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', v_n
+                USING ERRCODE = 'PX002';
+        END IF;
+    EXCEPTION
+        WHEN SQLSTATE 'PX002' THEN
+            RAISE;
+        WHEN OTHERS THEN
+            v_failed := true;
+    END;
+
+    IF NOT v_failed THEN
+        RETURN QUERY SELECT x.id, 'processed'::text, NULL::text, x.attempts FROM pg_catalog.unnest(v_evs) AS x;
+        RETURN;
+    END IF;
+
+    -- A handler raised: event by event, each in its own subtransaction.
+    FOREACH v_ev IN ARRAY v_evs LOOP
+        event_id := v_ev.id;
+        attempt  := v_ev.attempts;
+        BEGIN
+            EXECUTE 'SELECT ' || v_fn || '($1)' USING v_ev;
+            IF webhooks._mark_processed(ARRAY[v_ev.id]) <> 1 THEN
+                RAISE EXCEPTION 'pginbox: locked event % could not be marked processed', v_ev.id
+                    USING ERRCODE = 'PX002';
+            END IF;
+            outcome := 'processed';
+            error   := NULL;
+        EXCEPTION
+            WHEN SQLSTATE 'PX002' THEN
+                RAISE;
+            WHEN OTHERS THEN
+                error   := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
+                outcome := webhooks._fail_pending(v_ev.id, error);
+                IF outcome IS NULL THEN
+                    RAISE EXCEPTION 'pginbox: locked event % could not be marked failed', v_ev.id
+                        USING ERRCODE = 'PX002';
+                END IF;
+        END;
+        RETURN NEXT;
+    END LOOP;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) IS 'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end), then marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, the batch runs again event by event in subtransactions and a failing event is retried with backoff, dead at max_attempts. Returns one row per event: outcome processed, pending or dead (see error), and the attempt counted. A cancel or crash rolls everything back without counting attempts. Runs with the caller''s rights and search_path.';
 
 CREATE FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer DEFAULT 5000, max_rows bigint DEFAULT NULL::bigint) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2994,6 +3181,8 @@ REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
@@ -3001,6 +3190,10 @@ REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
@@ -3063,6 +3256,8 @@ REVOKE ALL ON FUNCTION webhooks.pause(provider text, reason text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.postpone_expectation(provider text, external_id text, base_delay interval, max_delay interval) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer, max_rows bigint) FROM PUBLIC;
 

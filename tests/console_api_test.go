@@ -346,8 +346,20 @@ func TestEventErrorsKeptAcrossReplays(t *testing.T) {
 
 // TestPauseProvider: a paused provider's events stay pending while another
 // provider's are processed; resume lets them run; both are audited.
+// TestPauseProvider pauses a provider under both lease modes: claim()
+// (two-phase) and _lock_pending() (row lock) must each leave its events
+// pending.
 func TestPauseProvider(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"row-lock", "two-phase"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testPauseProvider(t, mode)
+		})
+	}
+}
+
+func testPauseProvider(t *testing.T, mode string) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
 	handled := map[string]int{}
@@ -358,7 +370,7 @@ func TestPauseProvider(t *testing.T) {
 		mu.Unlock()
 		return nil
 	})
-	srv := startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 2, PollInterval: 100 * time.Millisecond, AdminToken: testAdminToken}, sumeOnly)
+	srv := startServer(t, conf.URL(), runner.Config{Handler: h, LeaseMode: mode, Workers: 2, PollInterval: 100 * time.Millisecond, AdminToken: testAdminToken}, sumeOnly)
 	code, _, body := adminDo(t, nil, "POST", srv.Admin+"/api/providers/stripe/pause", testAdminToken, `{"reason": "fixing the invoice handler"}`, nil)
 	if code != 200 {
 		t.Fatalf("pause: %d %s", code, body)

@@ -48,7 +48,8 @@ func TestServeSQLHandler(t *testing.T) {
 
 // TestServeSQLHandlerLostLease: a handler still running when its lease is
 // rescued and re-claimed has its completion refused and its writes rolled
-// back; the rest of its batch is unaffected.
+// back; the rest of its batch is unaffected (the two-phase lease: with the
+// row lock as the lease there is no lease to lose).
 func TestServeSQLHandlerLostLease(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
@@ -57,7 +58,7 @@ func TestServeSQLHandlerLostLease(t *testing.T) {
 	// The slow event comes first in its batch, a quick one after it.
 	execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', 'slow', 'job.completed', '{"sleep": 3}')`)
 	execSQL(t, pool, `SELECT webhooks.ingest_webhook('sume', 'quick', 'job.completed', '{}')`)
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 1, BatchSize: 10, Lease: 30 * time.Second, PollInterval: 100 * time.Millisecond}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, LeaseMode: "two-phase", Workers: 1, BatchSize: 10, Lease: 30 * time.Second, PollInterval: 100 * time.Millisecond}, sumeOnly)
 
 	waitFor(t, 10*time.Second, "the slow event to be claimed", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'slow' AND status = 'processing'`) == 1

@@ -51,6 +51,7 @@ type Settings struct {
 	Addr      string     // PGINBOX_ADDR
 	Providers []Provider // PGINBOX_PROVIDERS, in the order listed
 	Handler   string     // PGINBOX_HANDLER
+	LeaseMode string     // PGINBOX_LEASE_MODE: row-lock (default) or two-phase
 	// HTTPTimeout bounds one call of an http: handler (PGINBOX_HTTP_TIMEOUT), default 30s.
 	HTTPTimeout time.Duration
 
@@ -126,6 +127,7 @@ func Read(getenv func(string) string) (Settings, error) {
 		Addr:        getenv("PGINBOX_ADDR"),
 		Handler:     getenv("PGINBOX_HANDLER"),
 		DirectURL:   getenv("PGINBOX_DIRECT_URL"),
+		LeaseMode:   getenv("PGINBOX_LEASE_MODE"),
 		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
 		AdminAddr:   strings.TrimSpace(getenv("PGINBOX_ADMIN_ADDR")),
 		HTTPTimeout: 30 * time.Second,
@@ -137,6 +139,9 @@ func Read(getenv func(string) string) (Settings, error) {
 	}
 	if s.DirectURL == "" {
 		s.DirectURL = getenv("PGINBOX_LISTEN_URL") // the old name
+	}
+	if s.LeaseMode != "" && s.LeaseMode != "row-lock" && s.LeaseMode != "two-phase" {
+		return s, &Error{"PGINBOX_LEASE_MODE", fmt.Sprintf("%q is not row-lock or two-phase", s.LeaseMode)}
 	}
 	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
 		if err := s.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -92,6 +92,7 @@ func TestReadErrors(t *testing.T) {
 		{map[string]string{"PGINBOX_LISTEN": "maybe"}, "PGINBOX_LISTEN"},
 		{map[string]string{"PGINBOX_HTTP_TIMEOUT": "0s"}, "PGINBOX_HTTP_TIMEOUT"},
 		{map[string]string{"PGINBOX_LOG_LEVEL": "loud"}, "PGINBOX_LOG_LEVEL"},
+		{map[string]string{"PGINBOX_LEASE_MODE": "lease"}, "PGINBOX_LEASE_MODE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.wantVar, func(t *testing.T) {

@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// lockFallbackWindow is how long every worker of a pool uses the two-phase
+// lease (claim(), then process_batch() or a transaction with a savepoint
+// per event) after a row-lock batch failed as a whole. Such a failure — a cancel, a crashed backend, a lost
+// connection — rolls back everything and counts no attempt; the two-phase
+// path counts every attempt, so an event that kills its transaction every
+// time still reaches dead instead of being retried for ever.
+const lockFallbackWindow = 10 * time.Second
+
+// pendingOutcome is one row of webhooks.process_pending().
+type pendingOutcome struct {
+	EventID int64
+	Outcome string
+	Error   *string
+	Attempt int32
+}
+
+// lockMode tells whether the workers run their handler with the row lock
+// as the lease now: a handler inside the database transaction (sql:, or a
+// Go Handler; not an http: one), unless the pool is set to the two-phase
+// lease or paused after a failed batch.
+func (w *workerPool) lockMode() bool {
+	if w.TwoPhase {
+		return false
+	}
+	switch h := w.Handler.(type) {
+	case *sqlHandler:
+		if h.perEvent {
+			return false
+		}
+	case externalHandler:
+		if h.External() {
+			return false
+		}
+	}
+	return time.Now().UnixNano() >= w.lockPausedUntil.Load()
+}
+
+// pauseLockMode switches the pool to the two-phase lease for
+// lockFallbackWindow.
+func (w *workerPool) pauseLockMode() {
+	w.lockPausedUntil.Store(time.Now().Add(lockFallbackWindow).UnixNano())
+}
+
+// processPending runs one batch of a sql: handler with the row lock as the
+// lease: a single statement, webhooks.process_pending(), locks up to
+// BatchSize pending events FOR UPDATE SKIP LOCKED, runs the handler on them
+// and marks them processed, and commits (autocommit, a durable commit): one
+// round trip, one commit and one row version per event. It returns how
+// many events it dealt with, or an error when the statement did not go
+// through; then nothing it did remains and the events are pending again.
+func (w *workerPool) processPending(hctx context.Context, log *slog.Logger, name string, h *sqlHandler) (int, error) {
+	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
+	defer cancel()
+	rows, err := w.Pool.Query(ctx, `SELECT event_id, outcome, error, attempt
+		FROM webhooks.process_pending($1::regprocedure, $2, $3)`, h.signature, name, w.BatchSize)
+	var out []pendingOutcome
+	if err == nil {
+		out, err = pgx.CollectRows(rows, pgx.RowToStructByPos[pendingOutcome])
+	}
+	if err != nil {
+		return 0, fmt.Errorf("process_pending: %w (timed out: %t)", err, ctx.Err() != nil)
+	}
+	w.Metrics.claimed.Add(float64(len(out)))
+	failed := map[string]int{}
+	var completed int
+	for _, o := range out {
+		if o.Outcome == "processed" {
+			completed++
+			continue
+		}
+		failed[o.Outcome]++
+		var msg string
+		if o.Error != nil {
+			msg = *o.Error
+		}
+		log.Info("handler failed", "event", o.EventID, "attempt", o.Attempt, "status", o.Outcome, "error", msg)
+	}
+	w.recordOutcomes(completed, failed, 0)
+	return len(out), nil
+}
+
+// lockState is the part of workerPool the row-lock mode needs.
+type lockState struct {
+	// lockPausedUntil (unix ns) is when the workers may use the row lock as
+	// the lease again after a failed process_pending statement.
+	lockPausedUntil atomic.Int64
+}
+
+// lockSQL locks a batch for a Go Handler in the open transaction, and bounds
+// how long the transaction may then sit idle (a handler hung in Go): past
+// it the server ends the session, the transaction rolls back and the
+// events are pending again.
+// The Event's LockedUntil is when the batch times out: the row lock lasts
+// no longer.
+const lockSQL = `SELECT id, provider, external_id, event_type, payload, source, received_at, attempts, max_attempts,
+	       now() + $3::text::interval AS locked_until
+	FROM webhooks._lock_pending($1, $2)
+	WHERE set_config('idle_in_transaction_session_timeout', $3::text, true) IS NOT NULL`
+
+// processPendingGo runs one batch of a Go Handler with the row lock as the
+// lease, in one transaction: lock up to BatchSize pending events FOR UPDATE
+// SKIP LOCKED, run the handler on each inside one savepoint, mark them all
+// processed with one statement, commit — no claim to commit first, one row
+// version per event, and a fixed handful of round trips per batch. When a
+// handler fails, the savepoint rolls back and the batch runs again event by
+// event, each in a savepoint of its own: a failing event is recorded with
+// _fail_pending() (its attempt counted, retried with backoff, dead at
+// max_attempts) and the others commit. The whole batch is bounded by
+// batchStatementTimeout. It returns how many events it dealt with, or an
+// error when the transaction did not commit; then nothing it did remains.
+func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, name string) (int, error) {
+	limit := w.batchStatementTimeout()
+	// A handler deaf to its context would hold the worker (and its batch's
+	// row locks) for good: past the limit and a grace second the worker
+	// abandons the batch to its goroutine and goes on; the server ends that
+	// session once it has sat idle in its transaction as long (lockSQL), so
+	// the events are pending again, and the caller's fallback to the
+	// two-phase lease counts the next attempts.
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := w.processPendingGoTx(hctx, log, name, limit)
+		done <- result{n, err}
+	}()
+	grace := time.NewTimer(limit + time.Second)
+	defer grace.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-grace.C:
+		return 0, fmt.Errorf("a handler overran %s and ignores its context: its batch is abandoned and rolls back", limit)
+	}
+}
+
+// processPendingGoTx is processPendingGo's transaction.
+func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, name string, limit time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(hctx, limit)
+	defer cancel()
+	tx, err := w.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	rows, err := tx.Query(ctx, lockSQL, name, w.BatchSize, fmt.Sprintf("%dms", limit.Milliseconds()+1000))
+	if err != nil {
+		return 0, fmt.Errorf("lock: %w", err)
+	}
+	batch, err := pgx.CollectRows(rows, scanEvent)
+	if err != nil {
+		return 0, fmt.Errorf("lock: %w", err)
+	}
+	if len(batch) == 0 {
+		return 0, tx.Commit(ctx)
+	}
+	w.Metrics.claimed.Add(float64(len(batch)))
+	ids, _ := leases(batch)
+	failed := map[string]int{}
+	completed, err := w.runLockedBatch(ctx, tx, batch, ids)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("batch: %w", err)
+		}
+		// A handler failed: event by event, each in a savepoint.
+		completed = 0
+		for _, ev := range batch {
+			status, err := w.runLockedOne(ctx, tx, ev)
+			if err != nil {
+				return 0, err
+			}
+			if status == "processed" {
+				completed++
+				continue
+			}
+			failed[status]++
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	for status, n := range failed {
+		log.Info("handlers failed", "status", status, "events", n)
+	}
+	w.recordOutcomes(completed, failed, 0)
+	return len(batch), nil
+}
+
+// runLockedBatch runs the handler on every event inside one savepoint and
+// marks them all processed; any handler error rolls the savepoint back.
+func (w *workerPool) runLockedBatch(ctx context.Context, tx pgx.Tx, batch []*Event, ids []int64) (int, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("savepoint: %w", err)
+	}
+	for _, ev := range batch {
+		if err := w.safeHandle(ctx, sp, ev); err != nil {
+			_ = sp.Rollback(ctx)
+			return 0, err
+		}
+	}
+	var n int
+	if err := sp.QueryRow(ctx, `SELECT webhooks._mark_processed($1)`, ids).Scan(&n); err != nil {
+		_ = sp.Rollback(ctx)
+		return 0, fmt.Errorf("mark processed: %w", err)
+	}
+	if n != len(batch) {
+		_ = sp.Rollback(ctx)
+		return 0, fmt.Errorf("mark processed: %d of %d locked events", n, len(batch))
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("release savepoint: %w", err)
+	}
+	return n, nil
+}
+
+// runLockedOne runs one locked event in a savepoint of its own and returns
+// its new status: processed, or pending/dead after _fail_pending(). An
+// error means the transaction itself is broken.
+func (w *workerPool) runLockedOne(ctx context.Context, tx pgx.Tx, ev *Event) (string, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return "", fmt.Errorf("savepoint: %w", err)
+	}
+	herr := w.safeHandle(ctx, sp, ev)
+	if herr == nil {
+		var n int
+		herr = sp.QueryRow(ctx, `SELECT webhooks._mark_processed($1)`, []int64{ev.ID}).Scan(&n)
+		if herr == nil && n == 1 {
+			if err := sp.Commit(ctx); err != nil {
+				return "", fmt.Errorf("release savepoint: %w", err)
+			}
+			return "processed", nil
+		}
+		if herr == nil {
+			herr = fmt.Errorf("mark processed: event %d is no longer pending", ev.ID)
+		}
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return "", fmt.Errorf("rollback to savepoint: %w", err)
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	var status *string
+	if err := tx.QueryRow(ctx, `SELECT webhooks._fail_pending($1, $2)`, ev.ID, herr.Error()).Scan(&status); err != nil {
+		return "", fmt.Errorf("fail: %w", err)
+	}
+	if status == nil {
+		return "", fmt.Errorf("fail: event %d is no longer pending", ev.ID)
+	}
+	w.Log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
+	return *status, nil
+}
