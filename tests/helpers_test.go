@@ -177,6 +177,10 @@ func metricValue(t *testing.T, base, name string, label ...string) int64 {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		// A counter read from the wrong listener must not pass as 0.
+		t.Fatalf("GET %s/metrics: %s", base, resp.Status)
+	}
 	series := regexp.QuoteMeta(name)
 	if len(label) > 0 {
 		series += `\{` + regexp.QuoteMeta(label[0]) + `\}`
