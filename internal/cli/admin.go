@@ -28,11 +28,7 @@ func checksCmd(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := envconfig.Read(app.Getenv)
-	if err != nil {
-		return err
-	}
-	pool, closePool, err := openPool(ctx, app, env)
+	_, pool, closePool, err := connect(ctx, app)
 	if err != nil {
 		return err
 	}
@@ -127,11 +123,7 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return fmt.Errorf("%w: replay needs --reason", ErrUsage)
 	}
-	env, err := envconfig.Read(app.Getenv)
-	if err != nil {
-		return err
-	}
-	pool, closePool, err := openPool(ctx, app, env)
+	_, pool, closePool, err := connect(ctx, app)
 	if err != nil {
 		return err
 	}

@@ -166,6 +166,17 @@ func (fs *flagSet) printHelp(w io.Writer) {
 	fs.SetOutput(io.Discard)
 }
 
+// connect reads the environment and opens a pool on the database it names
+// (or the embedded cluster): the preamble of every command that queries.
+func connect(ctx context.Context, app App) (envconfig.Settings, *pgxpool.Pool, func(), error) {
+	env, err := envconfig.Read(app.Getenv)
+	if err != nil {
+		return env, nil, nil, err
+	}
+	pool, closePool, err := openPool(ctx, app, env)
+	return env, pool, closePool, err
+}
+
 // openPool resolves DATABASE_URL, or else the embedded cluster under
 // PGINBOX_DATA_DIR, and opens a pool on it. close releases both.
 func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpool.Pool, close func(), err error) {

@@ -26,11 +26,7 @@ func reconcileCmd(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := envconfig.Read(app.Getenv)
-	if err != nil {
-		return err
-	}
-	pool, closePool, err := openPool(ctx, app, env)
+	_, pool, closePool, err := connect(ctx, app)
 	if err != nil {
 		return err
 	}
