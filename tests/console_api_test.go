@@ -403,3 +403,95 @@ func testPauseProvider(t *testing.T, mode string) {
 		t.Fatalf("%d audit rows, want pause and resume", n)
 	}
 }
+
+// TestEventTimelineEveryAttempt: the timeline of GET /api/events/{id} and of
+// the event page lists every attempt of every run: the failures with their
+// time and error, the latest claim at claimed_at, and an attempt with no
+// recorded failure (here a release) as such, without a time.
+func TestEventTimelineEveryAttempt(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	srv := startServer(t, conf.URL(), runner.Config{}, sumeOnly)
+	retry := func(id int64) { execSQL(t, pool, `UPDATE webhooks.events SET run_after = now() WHERE id = $1`, id) }
+
+	// Failed twice, then processed.
+	a, _ := ingest(t, pool, "sume", "job_tl_a", "job.completed", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 1, 'first boom')`, a)
+	retry(a)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 2, 'second boom')`, a)
+	retry(a)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.complete($1, 'w', 3)`, a)
+
+	// Released (no failure), failed, replayed, claimed again.
+	b, _ := ingest(t, pool, "sume", "job_tl_b", "job.completed", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.release($1, 'w', 1)`, b)
+	retry(b)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 2, 'b boom')`, b)
+	execSQL(t, pool, `SELECT webhooks.replay(ARRAY[$1::bigint], 'after the fix')`, b)
+	claim(t, pool, "w9", 1, "1 minute")
+
+	type line struct {
+		At      *time.Time `json:"at"`
+		What    string     `json:"what"`
+		Detail  string     `json:"detail"`
+		Attempt int        `json:"attempt"`
+		Kind    string     `json:"kind"`
+	}
+	timeline := func(id int64) []line {
+		code, _, body := adminDo(t, nil, "GET", fmt.Sprintf("%s/api/events/%d", srv.Admin, id), "", "", nil)
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		var d struct {
+			Errors   []struct{ Attempt int } `json:"errors"`
+			Timeline []line                  `json:"timeline"`
+		}
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Timeline
+	}
+	summary := func(tl []line) string {
+		var s []string
+		for _, l := range tl {
+			at := "-"
+			if l.At != nil {
+				at = "t"
+			}
+			s = append(s, fmt.Sprintf("%s %d %s %s", l.Kind, l.Attempt, at, l.Detail))
+		}
+		return strings.Join(s, " | ")
+	}
+	for _, tc := range []struct {
+		id   int64
+		want string
+	}{
+		{a, "received 0 t from webhook | failed 1 t first boom | failed 2 t second boom | claimed 3 t  | processed 3 t "},
+		{b, "received 0 t from webhook | unrecorded 1 -  | failed 2 t b boom | replayed 0 t after the fix | claimed 1 t "},
+	} {
+		if got := summary(timeline(tc.id)); got != tc.want {
+			t.Errorf("event %d timeline:\n got %s\nwant %s", tc.id, got, tc.want)
+		}
+	}
+	pages := map[int64][]string{
+		a: {"attempt 1 failed", "first boom", "attempt 2 failed", "second boom", "attempt 3 claimed", "attempt 3 processed"},
+		b: {"attempt 1: claimed; no failure recorded", "time not recorded", "attempt 2 failed", "after the fix", "attempt 1 claimed by w9"},
+	}
+	for id, want := range pages {
+		code, _, body := adminDo(t, nil, "GET", fmt.Sprintf("%s/events/%d", srv.Admin, id), "", "", nil)
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("event %d page lacks %q", id, w)
+			}
+		}
+	}
+}
