@@ -495,3 +495,58 @@ func TestEventTimelineEveryAttempt(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsBackfillCheckpoints: GET /api/status and the console home
+// show each provider's event-log backfill from webhooks.backfill_checkpoints:
+// how far it has read and how long ago, the last complete pass (none for a
+// first pass cut short), the last pass's counts, the totals, the last error.
+func TestStatusShowsBackfillCheckpoints(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	execSQL(t, pool, `INSERT INTO webhooks.backfill_checkpoints
+		(provider, read_until, completed_at, last_pass_at, last_listed, last_recovered, last_error, listed_total, recovered_total) VALUES
+		('stripe', now() - interval '90 seconds', now() - interval '60 seconds', now() - interval '60 seconds', 120, 3, NULL, 5000, 17),
+		('github', now() - interval '72 hours', now() - interval '30 seconds', now() - interval '30 seconds', 40, 0, 'deliveries: HTTP 401', 40, 0)`)
+	srv := startServer(t, conf.URL(), runner.Config{AdminToken: testAdminToken}, sumeOnly)
+	code, _, body := adminDo(t, nil, "GET", srv.Admin+"/api/status", testAdminToken, "", nil)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var st struct {
+		Backfill []map[string]any `json:"backfill"`
+		Errors   []string         `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Backfill) != 2 || len(st.Errors) != 0 {
+		t.Fatalf("backfill %v errors %v, want github and stripe", st.Backfill, st.Errors)
+	}
+	gh, sp := st.Backfill[0], st.Backfill[1]
+	age := func(m map[string]any) float64 { f, _ := m["checkpoint_age_seconds"].(float64); return f }
+	if sp["provider"] != "stripe" || age(sp) < 89 || age(sp) > 150 || sp["last_complete_pass_at"] == nil || sp["last_error"] != nil ||
+		sp["last_listed"] != 120.0 || sp["last_recovered"] != 3.0 || sp["listed_total"] != 5000.0 || sp["recovered_total"] != 17.0 ||
+		sp["read_until"] == nil || sp["last_pass_at"] == nil {
+		t.Errorf("stripe: %v", sp)
+	}
+	if gh["provider"] != "github" || age(gh) < 72*3600 || gh["last_complete_pass_at"] != nil || gh["last_error"] != "deliveries: HTTP 401" ||
+		gh["last_listed"] != 40.0 || gh["recovered_total"] != 0.0 {
+		t.Errorf("github: %v", gh)
+	}
+	code, _, page := adminDo(t, nil, "GET", srv.Admin+"/", testAdminToken, "", nil)
+	if code != 200 {
+		t.Fatalf("GET /: %d", code)
+	}
+	i := strings.Index(page, `id="backfill-state"`)
+	if i < 0 {
+		t.Fatalf("the home page has no backfill table")
+	}
+	table := page[i:]
+	table = table[:strings.Index(table, "</table>")]
+	for _, want := range []string{"stripe", "120 / 3", "5000 / 17", "github", "never", "deliveries: HTTP 401", "3d ago"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the backfill table lacks %q:\n%s", want, table)
+		}
+	}
+}
