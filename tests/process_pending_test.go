@@ -256,7 +256,7 @@ func TestServeSQLPoisonEventDies(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(DISTINCT external_id) FROM app.seen WHERE external_id LIKE 'ok%'`); n != 30 {
 		t.Fatalf("distinct good events run %d, want 30", n)
 	}
-	if v := metricValue(t, srv.Base, "pginbox_batch_fallbacks_total"); v < 1 {
+	if v := metricValue(t, srv.Admin, "pginbox_batch_fallbacks_total"); v < 1 {
 		t.Fatalf("pginbox_batch_fallbacks_total = %v, want at least 1", v)
 	}
 }
