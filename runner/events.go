@@ -163,6 +163,11 @@ func (f *eventsFilter) where(now time.Time, args *[]any) string {
 	}
 	if f.Source != "" {
 		conds = append(conds, "e.source = "+arg(f.Source))
+		if f.Source != "webhook" {
+			// A literal the planner can match against the partial index
+			// of non-webhook rows, with a generic plan too.
+			conds = append(conds, "e.source <> 'webhook'")
+		}
 	}
 	since, until := f.window(now)
 	if since != nil {
@@ -189,9 +194,11 @@ func (f *eventsFilter) statusList() []string {
 }
 
 // listSQL is the page query, newest first by (received_at, id): one branch
-// per status, each an index range scan ((status, received_at, id) or
-// (provider, status, received_at, id)) that a time window bounds; the
-// planner merges them in order and stops at the limit. after, when set, is
+// per status, each an index range scan ((status, received_at, id),
+// (provider, status, received_at, id), or, for a source other than
+// webhook, the partial (status, received_at, id) of non-webhook rows) that
+// a time window bounds; the planner merges them in order and stops at the
+// limit. after, when set, is
 // the keyset cursor: rows strictly older than it.
 func (f *eventsFilter) listSQL(cols string, after *cursor, limit int, now time.Time, args *[]any) string {
 	where := f.where(now, args)

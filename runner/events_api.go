@@ -181,17 +181,22 @@ type eventError struct {
 }
 
 type replayRow struct {
-	At             time.Time `json:"at"`
-	Reason         string    `json:"reason"`
-	By             string    `json:"by"`
-	PreviousStatus string    `json:"previous_status"`
+	At               time.Time `json:"at"`
+	Reason           string    `json:"reason"`
+	By               string    `json:"by"`
+	PreviousStatus   string    `json:"previous_status"`
+	PreviousAttempts int32     `json:"previous_attempts"`
 }
 
+// timelineEntry is one line of an event's timeline. At is null for an
+// attempt whose time nothing recorded; Attempt is 0 for lines that are not
+// an attempt (received, replayed).
 type timelineEntry struct {
-	At     time.Time `json:"at"`
-	What   string    `json:"what"`
-	Detail string    `json:"detail,omitempty"`
-	Kind   string    `json:"kind"` // received, claimed, failed, replayed, processed
+	At      *time.Time `json:"at"`
+	What    string     `json:"what"`
+	Detail  string     `json:"detail,omitempty"`
+	Attempt int32      `json:"attempt,omitempty"`
+	Kind    string     `json:"kind"` // received, claimed, failed, unrecorded, replayed, processed
 }
 
 var errNoEvent = errors.New("no such event")
@@ -218,7 +223,7 @@ func (s *Server) eventDetail(ctx context.Context, id int64) (*eventDetail, error
 	if d.Errors, err = pgx.CollectRows(rows, pgx.RowToStructByPos[eventError]); err != nil {
 		return nil, fmt.Errorf("event %d errors: %w", id, err)
 	}
-	rows, err = s.console.Query(ctx, `SELECT replayed_at, reason, replayed_by, previous_status FROM webhooks.replays WHERE event_id = $1 ORDER BY id LIMIT 1000`, id)
+	rows, err = s.console.Query(ctx, `SELECT replayed_at, reason, replayed_by, previous_status, previous_attempts FROM webhooks.replays WHERE event_id = $1 ORDER BY id LIMIT 1000`, id)
 	if err != nil {
 		return nil, fmt.Errorf("event %d replays: %w", id, err)
 	}
@@ -229,28 +234,86 @@ func (s *Server) eventDetail(ctx context.Context, id int64) (*eventDetail, error
 	return d, nil
 }
 
-// buildTimeline orders what is known of an event's life: its arrival, each
-// failed attempt, each replay, its latest claim and its completion.
+// buildTimeline lists what is known of an event's life in order: its
+// arrival; every attempt 1..attempts of each run (a replay ends a run and
+// records how many attempts it had), each failure with its time and error,
+// the current run's latest claim at claimed_at, and for an attempt with no
+// recorded failure (a release at shutdown, a lease lost without fail(), a
+// row older than the error log) a line saying so, with no time; each
+// replay; its completion.
 func buildTimeline(d *eventDetail) []timelineEntry {
-	tl := []timelineEntry{{At: d.ReceivedAt, What: "received", Detail: "from " + d.Source, Kind: "received"}}
-	for _, e := range d.Errors {
-		tl = append(tl, timelineEntry{At: e.At, What: fmt.Sprintf("attempt %d failed", e.Attempt), Detail: e.Error, Kind: "failed"})
-	}
-	for _, r := range d.Replays {
-		tl = append(tl, timelineEntry{At: r.At, What: "replayed by " + r.By + " (was " + r.PreviousStatus + ")", Detail: r.Reason, Kind: "replayed"})
-	}
-	if d.ClaimedAt != nil && (d.Status == "processing" || d.Status == "processed") {
-		w := "claimed"
-		if d.LockedBy != nil {
-			w += " by " + *d.LockedBy
+	tl := []timelineEntry{{At: &d.ReceivedAt, What: "received", Detail: "from " + d.Source, Kind: "received"}}
+	errs := d.Errors
+	var runStart time.Time
+	for i := 0; i <= len(d.Replays); i++ {
+		current := i == len(d.Replays)
+		// This run's failures: those before the replay that ended it.
+		n := len(errs)
+		if !current {
+			n = sort.Search(len(errs), func(k int) bool { return !errs[k].At.Before(d.Replays[i].At) })
 		}
-		tl = append(tl, timelineEntry{At: *d.ClaimedAt, What: fmt.Sprintf("%s (attempt %d)", w, d.Attempts), Kind: "claimed"})
+		attempts := d.Attempts
+		if !current {
+			attempts = d.Replays[i].PreviousAttempts
+		}
+		var claimedAt *time.Time
+		if current && d.ClaimedAt != nil && !d.ClaimedAt.Before(runStart) {
+			claimedAt = d.ClaimedAt
+		}
+		tl = append(tl, runTimeline(d, errs[:n], attempts, claimedAt)...)
+		errs = errs[n:]
+		if !current {
+			r := d.Replays[i]
+			tl = append(tl, timelineEntry{At: &r.At, What: "replayed by " + r.By + " (was " + r.PreviousStatus + ")", Detail: r.Reason, Kind: "replayed"})
+			runStart = r.At
+		}
 	}
 	if d.ProcessedAt != nil {
-		tl = append(tl, timelineEntry{At: *d.ProcessedAt, What: "processed", Kind: "processed"})
+		tl = append(tl, timelineEntry{At: d.ProcessedAt, What: fmt.Sprintf("attempt %d processed", d.Attempts), Attempt: d.Attempts, Kind: "processed"})
 	}
-	sort.SliceStable(tl, func(i, j int) bool { return tl[i].At.Before(tl[j].At) })
 	return tl
+}
+
+// runTimeline is one run's attempts 1..attempts: errs are its failures
+// (oldest first), claimedAt the time of its last claim when known.
+func runTimeline(d *eventDetail, errs []eventError, attempts int32, claimedAt *time.Time) []timelineEntry {
+	var tl []timelineEntry
+	byAttempt := map[int32][]eventError{}
+	for _, e := range errs {
+		byAttempt[e.Attempt] = append(byAttempt[e.Attempt], e)
+	}
+	for n := int32(1); n <= attempts; n++ {
+		failed := byAttempt[n]
+		delete(byAttempt, n)
+		latest := n == attempts && claimedAt != nil
+		switch {
+		case latest && len(failed) == 0 && d.Status != "processing" && d.Status != "processed":
+			tl = append(tl, timelineEntry{At: claimedAt, What: fmt.Sprintf("attempt %d: claimed; no failure recorded", n), Attempt: n, Kind: "unrecorded"})
+		case latest:
+			w := fmt.Sprintf("attempt %d claimed", n)
+			if d.LockedBy != nil {
+				w += " by " + *d.LockedBy
+			}
+			tl = append(tl, timelineEntry{At: claimedAt, What: w, Attempt: n, Kind: "claimed"})
+		case len(failed) == 0:
+			tl = append(tl, timelineEntry{What: fmt.Sprintf("attempt %d: claimed; no failure recorded", n), Attempt: n, Kind: "unrecorded"})
+		}
+		for _, e := range failed {
+			tl = append(tl, failedEntry(e))
+		}
+	}
+	// Failures numbered outside 1..attempts (not written by this version):
+	// shown as recorded, in their order.
+	for _, e := range errs {
+		if _, left := byAttempt[e.Attempt]; left {
+			tl = append(tl, failedEntry(e))
+		}
+	}
+	return tl
+}
+
+func failedEntry(e eventError) timelineEntry {
+	return timelineEntry{At: &e.At, What: fmt.Sprintf("attempt %d failed", e.Attempt), Detail: e.Error, Attempt: e.Attempt, Kind: "failed"}
 }
 
 func (s *Server) apiEvent(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,7 @@ type statusPage struct {
 	Window1h      trafficSummary   `json:"last_hour"`
 	Window24h     trafficSummary   `json:"last_24h"`
 	Backfills     []backfillRow    `json:"recent_backfills"`
+	Backfill      []backfillState  `json:"backfill"`
 	PausedList    []pausedProvider `json:"paused"`
 	Errors        []string         `json:"errors,omitempty"`
 }
@@ -59,6 +60,22 @@ type backfillRow struct {
 	ExternalID string    `json:"external_id"`
 	EventType  string    `json:"event_type"`
 	ReceivedAt time.Time `json:"received_at"`
+}
+
+// backfillState is one provider's event-log backfill, from its row of
+// webhooks.backfill_checkpoints. LastCompleteAt is null while no pass has
+// read the log completely (the first pass was cut short).
+type backfillState struct {
+	Provider             string     `json:"provider"`
+	ReadUntil            time.Time  `json:"read_until"`
+	CheckpointAgeSeconds float64    `json:"checkpoint_age_seconds"`
+	LastCompleteAt       *time.Time `json:"last_complete_pass_at"`
+	LastPassAt           time.Time  `json:"last_pass_at"`
+	LastListed           int64      `json:"last_listed"`
+	LastRecovered        int64      `json:"last_recovered"`
+	ListedTotal          int64      `json:"listed_total"`
+	RecoveredTotal       int64      `json:"recovered_total"`
+	LastError            *string    `json:"last_error"`
 }
 
 // checkStatus is one anomaly check with its latest result.
@@ -152,7 +169,8 @@ func (s *Server) status(ctx context.Context) (*statusPage, error) {
 func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
 	st := &statusPage{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
 		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
-		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, PausedList: []pausedProvider{}}
+		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, Backfill: []backfillState{},
+		PausedList: []pausedProvider{}}
 	q, err := readQueue(ctx, s.console)
 	if err != nil {
 		s.log.Warn("status: database unavailable", "error", err)
@@ -210,6 +228,13 @@ func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
 		SELECT id, provider, external_id, event_type, received_at FROM webhooks.events
 		WHERE source = 'backfill' AND received_at >= now() - interval '24 hours'
 		ORDER BY id DESC LIMIT 10`))
+	// A first pass cut short inserts its row with completed_at = last_pass_at
+	// and an error; any later pass moves completed_at only when complete.
+	section("backfill", collect(ctx, s, &st.Backfill, `
+		SELECT provider, read_until, extract(epoch FROM now() - read_until)::float8,
+		       CASE WHEN last_error IS NOT NULL AND completed_at = last_pass_at THEN NULL ELSE completed_at END,
+		       last_pass_at, last_listed, last_recovered, listed_total, recovered_total, last_error
+		FROM webhooks.backfill_checkpoints ORDER BY provider LIMIT 100`))
 	p, err := s.paused(ctx)
 	section("paused", err)
 	if p != nil {

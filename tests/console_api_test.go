@@ -403,3 +403,150 @@ func testPauseProvider(t *testing.T, mode string) {
 		t.Fatalf("%d audit rows, want pause and resume", n)
 	}
 }
+
+// TestEventTimelineEveryAttempt: the timeline of GET /api/events/{id} and of
+// the event page lists every attempt of every run: the failures with their
+// time and error, the latest claim at claimed_at, and an attempt with no
+// recorded failure (here a release) as such, without a time.
+func TestEventTimelineEveryAttempt(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	srv := startServer(t, conf.URL(), runner.Config{}, sumeOnly)
+	retry := func(id int64) { execSQL(t, pool, `UPDATE webhooks.events SET run_after = now() WHERE id = $1`, id) }
+
+	// Failed twice, then processed.
+	a, _ := ingest(t, pool, "sume", "job_tl_a", "job.completed", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 1, 'first boom')`, a)
+	retry(a)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 2, 'second boom')`, a)
+	retry(a)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.complete($1, 'w', 3)`, a)
+
+	// Released (no failure), failed, replayed, claimed again.
+	b, _ := ingest(t, pool, "sume", "job_tl_b", "job.completed", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.release($1, 'w', 1)`, b)
+	retry(b)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.fail($1, 'w', 2, 'b boom')`, b)
+	execSQL(t, pool, `SELECT webhooks.replay(ARRAY[$1::bigint], 'after the fix')`, b)
+	claim(t, pool, "w9", 1, "1 minute")
+
+	type line struct {
+		At      *time.Time `json:"at"`
+		What    string     `json:"what"`
+		Detail  string     `json:"detail"`
+		Attempt int        `json:"attempt"`
+		Kind    string     `json:"kind"`
+	}
+	timeline := func(id int64) []line {
+		code, _, body := adminDo(t, nil, "GET", fmt.Sprintf("%s/api/events/%d", srv.Admin, id), "", "", nil)
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		var d struct {
+			Errors   []struct{ Attempt int } `json:"errors"`
+			Timeline []line                  `json:"timeline"`
+		}
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Timeline
+	}
+	summary := func(tl []line) string {
+		var s []string
+		for _, l := range tl {
+			at := "-"
+			if l.At != nil {
+				at = "t"
+			}
+			s = append(s, fmt.Sprintf("%s %d %s %s", l.Kind, l.Attempt, at, l.Detail))
+		}
+		return strings.Join(s, " | ")
+	}
+	for _, tc := range []struct {
+		id   int64
+		want string
+	}{
+		{a, "received 0 t from webhook | failed 1 t first boom | failed 2 t second boom | claimed 3 t  | processed 3 t "},
+		{b, "received 0 t from webhook | unrecorded 1 -  | failed 2 t b boom | replayed 0 t after the fix | claimed 1 t "},
+	} {
+		if got := summary(timeline(tc.id)); got != tc.want {
+			t.Errorf("event %d timeline:\n got %s\nwant %s", tc.id, got, tc.want)
+		}
+	}
+	pages := map[int64][]string{
+		a: {"attempt 1 failed", "first boom", "attempt 2 failed", "second boom", "attempt 3 claimed", "attempt 3 processed"},
+		b: {"attempt 1: claimed; no failure recorded", "time not recorded", "attempt 2 failed", "after the fix", "attempt 1 claimed by w9"},
+	}
+	for id, want := range pages {
+		code, _, body := adminDo(t, nil, "GET", fmt.Sprintf("%s/events/%d", srv.Admin, id), "", "", nil)
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("event %d page lacks %q", id, w)
+			}
+		}
+	}
+}
+
+// TestStatusShowsBackfillCheckpoints: GET /api/status and the console home
+// show each provider's event-log backfill from webhooks.backfill_checkpoints:
+// how far it has read and how long ago, the last complete pass (none for a
+// first pass cut short), the last pass's counts, the totals, the last error.
+func TestStatusShowsBackfillCheckpoints(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	execSQL(t, pool, `INSERT INTO webhooks.backfill_checkpoints
+		(provider, read_until, completed_at, last_pass_at, last_listed, last_recovered, last_error, listed_total, recovered_total) VALUES
+		('stripe', now() - interval '90 seconds', now() - interval '60 seconds', now() - interval '60 seconds', 120, 3, NULL, 5000, 17),
+		('github', now() - interval '72 hours', now() - interval '30 seconds', now() - interval '30 seconds', 40, 0, 'deliveries: HTTP 401', 40, 0)`)
+	srv := startServer(t, conf.URL(), runner.Config{AdminToken: testAdminToken}, sumeOnly)
+	code, _, body := adminDo(t, nil, "GET", srv.Admin+"/api/status", testAdminToken, "", nil)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var st struct {
+		Backfill []map[string]any `json:"backfill"`
+		Errors   []string         `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Backfill) != 2 || len(st.Errors) != 0 {
+		t.Fatalf("backfill %v errors %v, want github and stripe", st.Backfill, st.Errors)
+	}
+	gh, sp := st.Backfill[0], st.Backfill[1]
+	age := func(m map[string]any) float64 { f, _ := m["checkpoint_age_seconds"].(float64); return f }
+	if sp["provider"] != "stripe" || age(sp) < 89 || age(sp) > 150 || sp["last_complete_pass_at"] == nil || sp["last_error"] != nil ||
+		sp["last_listed"] != 120.0 || sp["last_recovered"] != 3.0 || sp["listed_total"] != 5000.0 || sp["recovered_total"] != 17.0 ||
+		sp["read_until"] == nil || sp["last_pass_at"] == nil {
+		t.Errorf("stripe: %v", sp)
+	}
+	if gh["provider"] != "github" || age(gh) < 72*3600 || gh["last_complete_pass_at"] != nil || gh["last_error"] != "deliveries: HTTP 401" ||
+		gh["last_listed"] != 40.0 || gh["recovered_total"] != 0.0 {
+		t.Errorf("github: %v", gh)
+	}
+	code, _, page := adminDo(t, nil, "GET", srv.Admin+"/", testAdminToken, "", nil)
+	if code != 200 {
+		t.Fatalf("GET /: %d", code)
+	}
+	i := strings.Index(page, `id="backfill-state"`)
+	if i < 0 {
+		t.Fatalf("the home page has no backfill table")
+	}
+	table := page[i:]
+	table = table[:strings.Index(table, "</table>")]
+	for _, want := range []string{"stripe", "120 / 3", "5000 / 17", "github", "never", "deliveries: HTTP 401", "3d ago"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the backfill table lacks %q:\n%s", want, table)
+		}
+	}
+}

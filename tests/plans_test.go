@@ -2,10 +2,14 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/internal/benchhook"
 )
 
 // TestFencedUpdatesUsePrimaryKey: the fenced updates look the event up by
@@ -122,4 +126,47 @@ func explainLines(t *testing.T, c *pgx.Conn, explain string, args ...any) string
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestConsoleSourceFilterUsesPartialIndex: a console filter on a source other
+// than webhook (backfill) walks the partial index of non-webhook rows, in the
+// page and in the per-status counts, even with a generic plan (where
+// "source = $1" alone proves nothing about the index's predicate). The status
+// index instead would be read to its end for a rare source.
+func TestConsoleSourceFilterUsesPartialIndex(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	ctx := context.Background()
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, source, status, processed_at)
+		SELECT 'p', 'e' || i, 't', '{}', CASE WHEN i % 100 = 0 THEN 'backfill' ELSE 'webhook' END,
+		       CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'processed' END, CASE WHEN i % 10 <> 0 THEN now() END
+		FROM generate_series(1, 20000) AS i`)
+	execSQL(t, pool, `ANALYZE webhooks.events`)
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := benchhook.ConsoleSQL(url.Values{"source": {"backfill"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range qs {
+		if len(q.Args) != 1 || q.Args[0] != "backfill" {
+			t.Fatalf("%s: want the one argument 'backfill', got %v", q.Name, q.Args)
+		}
+		name := fmt.Sprintf("console_%d", i)
+		if _, err := c.Exec(ctx, "PREPARE "+name+"(text) AS "+q.SQL); err != nil {
+			t.Fatalf("%s: %v\n%s", q.Name, err, q.SQL)
+		}
+		plan := explainLines(t, c.Conn(), "EXPLAIN EXECUTE "+name+"('backfill')")
+		if !strings.Contains(plan, "events_other_source_status_received_idx") || strings.Contains(plan, "events_status_received_idx") ||
+			strings.Contains(plan, "Seq Scan") {
+			t.Errorf("%s: want every status read from the partial index of non-webhook rows, got:\n%s", q.Name, plan)
+		}
+	}
 }
