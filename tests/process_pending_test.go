@@ -333,6 +333,13 @@ func TestServeGoHandlerRowLock(t *testing.T) {
 	}
 	// One UPDATE per good event (pending -> processed), two for the bad one
 	// (two failed attempts); a two-phase lease would have written each twice.
+	// Counted from pg_stat_user_tables, which before PostgreSQL 15 is fed
+	// over UDP by a stats collector that may drop or delay messages under
+	// load: there the count proves nothing, so only 15 and later check it.
+	if queryInt(t, pool, `SELECT current_setting('server_version_num')::int`) < 150000 {
+		t.Log("row versions not counted: PostgreSQL before 15 has no exact table statistics")
+		return
+	}
 	waitFor(t, 10*time.Second, "the table statistics to settle", func() bool {
 		execSQL(t, pool, `SELECT pg_stat_clear_snapshot()`)
 		return queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`)-updates >= events+2
