@@ -73,6 +73,7 @@ DECLARE
     v_status  text;
     v_attempt integer;
     v_error   text;
+    v_xid     xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
     UPDATE webhooks.events AS e
     SET status       = CASE WHEN e.attempts + 1 >= e.max_attempts THEN 'dead' ELSE 'pending' END,
@@ -88,6 +89,7 @@ BEGIN
     WHERE e.id = _fail_pending.event_id
       AND e.status IS NOT DISTINCT FROM 'pending'
       AND e.attempts < e.max_attempts
+      AND e.xmax = v_xid
     RETURNING e.status, e.attempts, e.last_error INTO v_status, v_attempt, v_error;
 
     IF v_status IS NOT NULL THEN
@@ -98,7 +100,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._fail_pending(event_id bigint, error text) IS 'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error (first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending.';
+COMMENT ON FUNCTION webhooks._fail_pending(event_id bigint, error text) IS 'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error (first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending or not locked by the calling transaction.';
 
 CREATE FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -499,7 +501,8 @@ CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     AS $$
 #variable_conflict use_column
 DECLARE
-    v_n integer;
+    v_n   integer;
+    v_xid xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
     UPDATE webhooks.events AS e
     SET status       = 'processed',
@@ -510,13 +513,14 @@ BEGIN
         updated_at   = now()
     WHERE e.id = ANY (_mark_processed.event_ids)
       AND e.status IS NOT DISTINCT FROM 'pending'
-      AND e.attempts < e.max_attempts;
+      AND e.attempts < e.max_attempts
+      AND e.xmax = v_xid;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     RETURN v_n;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids (locked by the calling transaction with _lock_pending()) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
+COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE

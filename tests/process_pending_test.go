@@ -289,6 +289,20 @@ func TestProcessPendingAsWorkerRole(t *testing.T) {
 	if _, err := c.Exec(ctx, `UPDATE webhooks.events SET status = 'pending'`); err == nil || !strings.Contains(err.Error(), "42501") {
 		t.Fatalf("a worker wrote webhooks.events directly: %v", err)
 	}
+	// The row-lock helpers it is granted finish only events its own
+	// transaction locked: one it never locked (so never ran) stays pending.
+	id, _ := ingest(t, owner, "p", "e2", "t", `{}`)
+	var marked int
+	if err := c.QueryRow(ctx, `SELECT webhooks._mark_processed(ARRAY[$1::bigint])`, id).Scan(&marked); err != nil || marked != 0 {
+		t.Fatalf("_mark_processed of an event the caller never locked: %d, %v (want 0)", marked, err)
+	}
+	var failed *string
+	if err := c.QueryRow(ctx, `SELECT webhooks._fail_pending($1, 'x')`, id).Scan(&failed); err != nil || failed != nil {
+		t.Fatalf("_fail_pending of an event the caller never locked: %v, %v (want NULL)", failed, err)
+	}
+	if n := queryInt(t, owner, `SELECT count(*) FROM webhooks.events WHERE id = $1 AND status = 'pending' AND attempts = 0`, id); n != 1 {
+		t.Fatal("an event the worker never locked was finished by it")
+	}
 }
 
 // TestServeGoHandlerRowLock: a Go Handler runs with the row lock as the

@@ -65,7 +65,10 @@ REVOKE EXECUTE ON FUNCTION webhooks._lock_pending(text, integer) FROM PUBLIC;
 -- for its whole life in the queue (pending -> processed). It returns how
 -- many it marked; the caller compares that with what it locked and raises
 -- on a difference, so a handler's writes never commit without their event
--- marked.
+-- marked. Only rows whose lock the calling transaction holds are marked: a
+-- row locked FOR UPDATE carries its locker's transaction id as xmax, so
+-- xmax = the caller's own id says the caller took the lease; a role granted
+-- this function cannot mark an event it never locked (and so never ran).
 CREATE OR REPLACE FUNCTION webhooks._mark_processed(event_ids bigint[])
 RETURNS integer
 LANGUAGE plpgsql
@@ -75,7 +78,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_n integer;
+    v_n   integer;
+    v_xid xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
     UPDATE webhooks.events AS e
     SET status       = 'processed',
@@ -86,7 +90,8 @@ BEGIN
         updated_at   = now()
     WHERE e.id = ANY (_mark_processed.event_ids)
       AND e.status IS NOT DISTINCT FROM 'pending'
-      AND e.attempts < e.max_attempts;
+      AND e.attempts < e.max_attempts
+      AND e.xmax = v_xid;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     RETURN v_n;
 END;
@@ -94,7 +99,7 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks._mark_processed(bigint[]) IS
-  'Marks the pending events event_ids (locked by the calling transaction with _lock_pending()) processed in '
+  'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in '
   'one statement, counting the attempt; returns how many it marked. The caller raises when that differs '
   'from what it locked, so a handler''s writes never commit without their event.';
 REVOKE EXECUTE ON FUNCTION webhooks._mark_processed(bigint[]) FROM PUBLIC;
@@ -104,7 +109,8 @@ REVOKE EXECUTE ON FUNCTION webhooks._mark_processed(bigint[]) FROM PUBLIC;
 -- transaction locked with _lock_pending(): attempts + 1, back to pending
 -- after the same backoff as fail(), or dead once attempts reaches
 -- max_attempts; the failure is kept in webhooks.event_errors, as fail()
--- keeps it. Returns the new status, NULL when the event is not pending.
+-- keeps it. Returns the new status, NULL when the event is not pending or
+-- not locked by the calling transaction (see _mark_processed on xmax).
 CREATE OR REPLACE FUNCTION webhooks._fail_pending(event_id bigint, error text)
 RETURNS text
 LANGUAGE plpgsql
@@ -117,6 +123,7 @@ DECLARE
     v_status  text;
     v_attempt integer;
     v_error   text;
+    v_xid     xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
     UPDATE webhooks.events AS e
     SET status       = CASE WHEN e.attempts + 1 >= e.max_attempts THEN 'dead' ELSE 'pending' END,
@@ -132,6 +139,7 @@ BEGIN
     WHERE e.id = _fail_pending.event_id
       AND e.status IS NOT DISTINCT FROM 'pending'
       AND e.attempts < e.max_attempts
+      AND e.xmax = v_xid
     RETURNING e.status, e.attempts, e.last_error INTO v_status, v_attempt, v_error;
 
     IF v_status IS NOT NULL THEN
@@ -146,7 +154,8 @@ $$;
 COMMENT ON FUNCTION webhooks._fail_pending(bigint, text) IS
   'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): '
   'attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error '
-  '(first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending.';
+  '(first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending '
+  'or not locked by the calling transaction.';
 REVOKE EXECUTE ON FUNCTION webhooks._fail_pending(bigint, text) FROM PUBLIC;
 
 -- +goose StatementBegin
