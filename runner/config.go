@@ -170,6 +170,11 @@ func (c Config) validate() error {
 			return fmt.Errorf("config: AdminAddr %q is not host:port or off", c.AdminAddr)
 		}
 	}
+	if c.AdminAddr != "off" && c.AdminToken == "" && !loopbackAddr(c.AdminAddr) {
+		// Without a token the console's reads are open: payloads, errors,
+		// status URLs. That is only safe where nobody else can connect.
+		return fmt.Errorf("config: AdminAddr %q is not a loopback address and AdminToken is empty: set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1", c.AdminAddr)
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return errors.New("config: AdminToken is shorter than 16 characters")
 	}
@@ -253,4 +258,18 @@ func configFrom(env envconfig.Settings) (Config, error) {
 	}
 	c.backfillLookback = env.BackfillLookback
 	return c, nil
+}
+
+// loopbackAddr reports whether host:port addr listens on loopback only
+// (127.0.0.0/8, ::1 or localhost); an empty host (all interfaces) is not.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -24,6 +24,9 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"unknown SQL lease", Config{LeaseMode: "lease"}, "LeaseMode"},
 		{"keys not longer than payloads", Config{KeepPayload: 10 * 24 * time.Hour, KeepKeys: 5 * 24 * time.Hour}, "KeepKeys"},
 		{"provider without verifier", Config{Providers: map[string]verify.Provider{"x": nil}}, `provider "x"`},
+		{"open console on all interfaces", Config{AdminAddr: "0.0.0.0:8081"}, "AdminToken is empty"},
+		{"open console on a public address", Config{AdminAddr: "192.0.2.10:8081"}, "AdminToken is empty"},
+		{"open console with no host", Config{AdminAddr: ":8081"}, "AdminToken is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,6 +36,19 @@ func TestNewValidatesConfig(t *testing.T) {
 				t.Fatalf("New: %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLoopbackAddr: the addresses an open console may listen on.
+func TestLoopbackAddr(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8081": true, "127.0.0.2:8081": true, "[::1]:8081": true, "localhost:8081": true,
+		"0.0.0.0:8081": false, ":8081": false, "[::]:8081": false, "192.0.2.10:8081": false, "example.com:8081": false,
+	} {
+		if got := loopbackAddr(addr); got != want {
+			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
 	}
 }
 
