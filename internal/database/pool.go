@@ -139,14 +139,28 @@ func TransactionPooled(ctx context.Context, databaseURL string) (bool, error) {
 		return true, nil
 	}
 	// A pooler with a single server connection makes A wait for B's
-	// transaction: a direct connection answers at once.
-	actx, acancel := context.WithTimeout(ctx, 3*time.Second)
-	defer acancel()
-	if err := a.QueryRow(actx, `SELECT pg_backend_pid()`).Scan(&pidA2); err != nil {
-		if actx.Err() != nil && ctx.Err() == nil {
+	// transaction: a direct connection answers at once. A busy pooler may
+	// hand A its own backend back by chance, so A asks a few times: on a
+	// direct connection its pid never changes, so more rounds can only
+	// find a pooler, never invent one.
+	for range probeRounds {
+		actx, acancel := context.WithTimeout(ctx, 3*time.Second)
+		err := a.QueryRow(actx, `SELECT pg_backend_pid()`).Scan(&pidA2)
+		timedOut := actx.Err() != nil
+		acancel()
+		if err != nil {
+			if timedOut && ctx.Err() == nil {
+				return true, nil
+			}
+			return false, fmt.Errorf("probe: %w", err)
+		}
+		if pidA2 != pidA {
 			return true, nil
 		}
-		return false, fmt.Errorf("probe: %w", err)
 	}
-	return pidA2 != pidA, nil
+	return false, nil
 }
+
+// probeRounds is how many times TransactionPooled's first client asks for
+// its backend while the second holds a transaction open.
+const probeRounds = 5
