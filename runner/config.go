@@ -35,13 +35,16 @@ type Config struct {
 	BatchSize int
 	// LeaseMode is how the events of a handler that runs inside the
 	// database transaction (sql:, or a Go Handler) are held while it runs:
-	// "row-lock" (the default) locks a batch FOR UPDATE SKIP LOCKED in the
-	// handlers' own transaction and marks it processed before the same
-	// commit — one row version per event, nothing to rescue when a worker
-	// dies; "two-phase" claims a batch with a timed lease first (claim(),
-	// heartbeats, complete()), for handlers that run long enough that
-	// holding row locks that long is unwelcome. http: handlers always use
-	// the two-phase lease.
+	// "row-lock" locks a batch FOR UPDATE SKIP LOCKED in the handlers' own
+	// transaction and marks it processed before the same commit — one row
+	// version per event, nothing to rescue when a worker dies; "two-phase"
+	// claims a batch with a timed lease first (claim(), heartbeats,
+	// complete()), for handlers that run long enough that holding row locks
+	// that long is unwelcome. Empty (the default) is row-lock for sql:
+	// handlers and two-phase for Go Handlers: under the row lock, one
+	// failing event makes its batch run again event by event, so a Go
+	// handler's effects outside the database would repeat for the others.
+	// http: handlers always use the two-phase lease.
 	LeaseMode string
 	// Lease is how long a claimed event stays locked. Default 5m.
 	Lease time.Duration

@@ -27,9 +27,12 @@ type pendingOutcome struct {
 }
 
 // lockMode tells whether the workers run their handler with the row lock
-// as the lease now: a handler inside the database transaction (sql:, or a
-// Go Handler; not an http: one), unless the pool is set to the two-phase
-// lease or paused after a failed batch.
+// as the lease now: a sql: handler by default, a Go Handler only when
+// GoRowLock asks for it (one failing event makes the batch run again event
+// by event, so the other handlers of the batch run twice: their database
+// writes are rolled back, but effects outside the database would repeat),
+// never an http: one; and not while the pool is set to the two-phase lease
+// or paused after a failed batch.
 func (w *workerPool) lockMode() bool {
 	if w.TwoPhase {
 		return false
@@ -41,6 +44,13 @@ func (w *workerPool) lockMode() bool {
 		}
 	case externalHandler:
 		if h.External() {
+			return false
+		}
+		if !w.GoRowLock {
+			return false
+		}
+	default:
+		if !w.GoRowLock {
 			return false
 		}
 	}

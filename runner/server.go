@@ -138,6 +138,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.workers = &workerPool{
 			Pool: s.work, Handler: cfg.Handler, N: cfg.Workers, BatchSize: cfg.BatchSize, Lease: cfg.Lease,
 			TwoPhase:     cfg.LeaseMode == "two-phase",
+			GoRowLock:    cfg.LeaseMode == "row-lock",
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
 			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
 			Log: log.With("component", "workers"),

@@ -62,6 +62,9 @@ type workerPool struct {
 	// the handler under a heartbeated lease, then complete()) instead of the
 	// row lock as the lease; http: handlers always use it.
 	TwoPhase bool
+	// GoRowLock runs a Go Handler with the row lock as the lease too (a
+	// sql: handler uses it unless TwoPhase).
+	GoRowLock bool
 	// Name prefixes the worker names (locked_by).
 	Name    string
 	Metrics *metrics

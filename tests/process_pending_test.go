@@ -331,7 +331,7 @@ func TestServeGoHandlerRowLock(t *testing.T) {
 		return nil
 	})
 	updates := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`)
-	startServer(t, conf.URL(), runner.Config{Handler: h, Workers: 8, BatchSize: 25, PollInterval: 100 * time.Millisecond}, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{Handler: h, LeaseMode: "row-lock", Workers: 8, BatchSize: 25, PollInterval: 100 * time.Millisecond}, sumeOnly)
 	waitFor(t, 60*time.Second, "every good event processed and the bad one dead", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id LIKE 'ok%' AND status = 'processed' AND attempts = 1`) == events &&
 			queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'bad' AND status = 'dead' AND attempts = 2 AND last_error LIKE '%attempt 2%'`) == 1
@@ -361,5 +361,51 @@ func TestServeGoHandlerRowLock(t *testing.T) {
 	// (A few more may come from the runner's own schedules at start.)
 	if n := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`) - updates; n > events+10 {
 		t.Fatalf("%d row versions written for %d events, want about one per processed event and one per failed attempt (%d)", n, events+1, events+2)
+	}
+}
+
+// TestGoHandlerLeaseMode: a Go Handler runs under the two-phase lease
+// unless LeaseMode asks for the row lock (the row lock re-runs a batch's
+// other handlers after one failure, repeating effects outside the
+// database). Seen from the handler's transaction, its event is processing
+// (claimed and committed first) under the two-phase lease, and still
+// pending (only locked) under the row lock.
+func TestGoHandlerLeaseMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, want string }{
+		{"", "processing"},
+		{"two-phase", "processing"},
+		{"row-lock", "pending"},
+	} {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			t.Parallel()
+			conf := NewConfig(t)
+			pool := PoolFor(t, conf.URL(), 2)
+			ingest(t, pool, "sume", "e1", "job.completed", `{}`)
+			seen := make(chan string, 1)
+			h := runner.HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *runner.Event) error {
+				var st string
+				if err := tx.QueryRow(ctx, `SELECT status FROM webhooks.events WHERE id = $1`, ev.ID).Scan(&st); err != nil {
+					return err
+				}
+				select {
+				case seen <- st:
+				default:
+				}
+				return nil
+			})
+			startServer(t, conf.URL(), runner.Config{Handler: h, LeaseMode: tc.mode, Workers: 1, PollInterval: 100 * time.Millisecond}, sumeOnly)
+			select {
+			case st := <-seen:
+				if st != tc.want {
+					t.Fatalf("LeaseMode %q: the handler saw its event %s, want %s", tc.mode, st, tc.want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the handler never ran")
+			}
+			waitFor(t, 20*time.Second, "the event processed", func() bool {
+				return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'e1' AND status = 'processed'`) == 1
+			})
+		})
 	}
 }
