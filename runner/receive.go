@@ -84,11 +84,9 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := rc.ingest(r.Context(), name, d)
 	if err != nil {
-		if permanent(err) {
+		if pgErr := permanent(err); pgErr != nil {
 			// Data the database refuses whatever the retry (Identify catches
 			// nearly all of it): a 503 would only make the provider retry forever.
-			var pgErr *pgconn.PgError
-			errors.As(err, &pgErr)
 			rc.reject(w, r, name, http.StatusBadRequest, "rejected by database")
 			rc.Log.Warn("delivery refused by the database", "provider", name, "sqlstate", pgErr.Code, "error", pgErr.Message)
 			return
@@ -137,21 +135,21 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 	return res, err
 }
 
-// permanent reports whether the database refused the delivery's data itself
-// (SQLSTATE classes 22 data exception, 23 integrity constraint, 54 program
+// permanent returns the database error when the database refused the
+// delivery's data itself (SQLSTATE classes 22 data exception, 23 integrity constraint, 54 program
 // limit exceeded, e.g. JSON nested too deep): retrying cannot help. Anything
 // else (connection loss, timeouts, a schema not migrated yet, shutdown) is
-// worth a retry and answered 503.
-func permanent(err error) bool {
+// worth a retry and answered 503: permanent returns nil.
+func permanent(err error) *pgconn.PgError {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
-		return false
+		return nil
 	}
 	switch pgErr.Code[:2] {
 	case "22", "23", "54":
-		return true
+		return pgErr
 	}
-	return false
+	return nil
 }
 
 func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
