@@ -482,11 +482,15 @@ BEGIN
         LIMIT _lock_pending.max_events
         FOR UPDATE SKIP LOCKED
     )
-    SELECT (jsonb_populate_record(e, jsonb_build_object(
-               'status', 'processing',
-               'locked_by', _lock_pending.worker,
-               'claimed_at', now(),
-               'attempts', e.attempts + 1))).*
+    SELECT e.id, e.provider, e.external_id, e.event_type,
+           'processing'::text,              -- status
+           e.payload, e.source, e.received_at, e.revision, e.updated_at,
+           now(),                           -- claimed_at
+           e.processed_at,
+           e.attempts + 1,                  -- attempts
+           e.max_attempts, e.run_after,
+           _lock_pending.worker,            -- locked_by
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;

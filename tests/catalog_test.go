@@ -101,3 +101,32 @@ func TestNothingExecutableByPublic(t *testing.T) {
 		t.Fatalf("only %d functions: not looking at the right schema", n)
 	}
 }
+
+// TestNoFunctionCallExpandedWithStar: no function in schema webhooks selects
+// (f(...)).* — PostgreSQL expands that into one call of f per column of its
+// result, so a 21-column row costs 21 calls. _lock_pending did so with
+// jsonb_populate_record, and it was half the server's CPU per processed
+// event. Put the call in FROM (LATERAL) or name the columns instead.
+func TestNoFunctionCallExpandedWithStar(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	rows, err := pool.Query(context.Background(), `
+		SELECT p.oid::regprocedure::text
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'webhooks' AND p.prosrc ~ '\)\s*\)\s*\.\s*\*'
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range bad {
+		t.Errorf("%s expands a function call with .* (one call per result column)", f)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'webhooks' AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'plpgsql')`); n < 8 {
+		t.Fatalf("only %d plpgsql functions in schema webhooks: the test is not looking at the right schema", n)
+	}
+}
