@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -17,6 +18,11 @@ import (
 // path counts every attempt, so an event that kills its transaction every
 // time still reaches dead instead of being retried for ever.
 const lockFallbackWindow = 10 * time.Second
+
+// errLockBatchTimedOut marks a row-lock batch that overran
+// batchStatementTimeout: it rolled back whole, and the next batches are
+// smaller (see lockState).
+var errLockBatchTimedOut = errors.New("the row-lock batch overran its time limit")
 
 // pendingOutcome is one row of webhooks.process_pending().
 type pendingOutcome struct {
@@ -60,27 +66,34 @@ func (w *workerPool) lockMode() bool {
 // pauseLockMode switches the pool to the two-phase lease for
 // lockFallbackWindow.
 func (w *workerPool) pauseLockMode() {
-	w.lockPausedUntil.Store(time.Now().Add(lockFallbackWindow).UnixNano())
+	d := lockFallbackWindow
+	if w.fallbackWindow > 0 {
+		d = w.fallbackWindow
+	}
+	w.lockPausedUntil.Store(time.Now().Add(d).UnixNano())
 }
 
 // processPending runs one batch of a sql: handler with the row lock as the
 // lease: a single statement, webhooks.process_pending(), locks up to
-// BatchSize pending events FOR UPDATE SKIP LOCKED, runs the handler on them
+// limit pending events FOR UPDATE SKIP LOCKED, runs the handler on them
 // and marks them processed, and commits (autocommit, a durable commit): one
 // round trip, one commit and one row version per event. It returns how
 // many events it dealt with, or an error when the statement did not go
 // through; then nothing it did remains and the events are pending again.
-func (w *workerPool) processPending(hctx context.Context, log *slog.Logger, name string, h *sqlHandler) (int, error) {
+func (w *workerPool) processPending(hctx context.Context, log *slog.Logger, name string, h *sqlHandler, limit int) (int, error) {
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()
 	rows, err := w.Pool.Query(ctx, `SELECT event_id, outcome, error, attempt
-		FROM webhooks.process_pending($1::regprocedure, $2, $3)`, h.signature, name, w.BatchSize)
+		FROM webhooks.process_pending($1::regprocedure, $2, $3)`, h.signature, name, limit)
 	var out []pendingOutcome
 	if err == nil {
 		out, err = pgx.CollectRows(rows, pgx.RowToStructByPos[pendingOutcome])
 	}
 	if err != nil {
-		return 0, fmt.Errorf("process_pending: %w (timed out: %t)", err, ctx.Err() != nil)
+		if ctx.Err() != nil && hctx.Err() == nil {
+			return 0, fmt.Errorf("process_pending: %w: %w", errLockBatchTimedOut, err)
+		}
+		return 0, fmt.Errorf("process_pending: %w", err)
 	}
 	w.Metrics.claimed.Add(float64(len(out)))
 	failed := map[string]int{}
@@ -102,10 +115,52 @@ func (w *workerPool) processPending(hctx context.Context, log *slog.Logger, name
 }
 
 // lockState is the part of workerPool the row-lock mode needs.
+//
+// Under the row lock a whole batch shares one time limit
+// (batchStatementTimeout), so handlers that are slow but healthy — a
+// second each, a hundred to a batch — would overrun every batch, roll it
+// back, and after each fallback window start over. The pool adapts
+// instead: a batch that overruns halves the size of the next row-lock
+// batches (lockLimit), down to one event, so after a few overruns the
+// batches fit in the limit. Any batch that fails as a whole, an overrun
+// included, also sends the pool to the two-phase lease for
+// lockFallbackWindow, where attempts count, so a hung or poison event is
+// still failed alone and backed off. A full batch that took under a
+// quarter of the limit doubles the size again, up to BatchSize.
 type lockState struct {
 	// lockPausedUntil (unix ns) is when the workers may use the row lock as
 	// the lease again after a failed process_pending statement.
 	lockPausedUntil atomic.Int64
+	// lockLimit is the size of the next row-lock batch; 0 means BatchSize.
+	lockLimit atomic.Int64
+	// fallbackWindow overrides lockFallbackWindow when set (tests).
+	fallbackWindow time.Duration
+}
+
+// lockBatch is the size of the next row-lock batch.
+func (w *workerPool) lockBatch() int {
+	if n := int(w.lockLimit.Load()); n > 0 && n < w.BatchSize {
+		return n
+	}
+	return w.BatchSize
+}
+
+// lockBatchDone adapts the row-lock batch size after a batch of limit
+// events that dealt with n of them in took: halved after it overran its
+// time limit, doubled after a full batch that took under a quarter of it.
+func (w *workerPool) lockBatchDone(limit, n int, took time.Duration, err error) {
+	next := limit
+	switch {
+	case errors.Is(err, errLockBatchTimedOut):
+		next = max(limit/2, 1)
+	case err == nil && n == limit && limit < w.BatchSize && took < w.batchStatementTimeout()/4:
+		next = min(2*limit, w.BatchSize)
+	}
+	// Only from the size this batch had: workers that overran together
+	// halve it once, not once each.
+	if cur := w.lockLimit.Load(); next != limit && w.lockBatch() == limit {
+		w.lockLimit.CompareAndSwap(cur, int64(next))
+	}
 }
 
 // lockSQL locks a batch for a Go Handler in the open transaction, and bounds
@@ -130,7 +185,7 @@ const lockSQL = `SELECT id, provider, external_id, event_type, payload, source, 
 // max_attempts) and the others commit. The whole batch is bounded by
 // batchStatementTimeout. It returns how many events it dealt with, or an
 // error when the transaction did not commit; then nothing it did remains.
-func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, name string) (int, error) {
+func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, name string, size int) (int, error) {
 	limit := w.batchStatementTimeout()
 	// A handler deaf to its context would hold the worker (and its batch's
 	// row locks) for good: past the limit and a grace second the worker
@@ -144,7 +199,7 @@ func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, na
 	}
 	done := make(chan result, 1)
 	go func() {
-		n, err := w.processPendingGoTx(hctx, log, name, limit)
+		n, err := w.processPendingGoTx(hctx, log, name, size, limit)
 		done <- result{n, err}
 	}()
 	grace := time.NewTimer(limit + time.Second)
@@ -158,7 +213,7 @@ func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, na
 }
 
 // processPendingGoTx is processPendingGo's transaction.
-func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, name string, limit time.Duration) (int, error) {
+func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, name string, size int, limit time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(hctx, limit)
 	defer cancel()
 	tx, err := w.Pool.Begin(ctx)
@@ -166,7 +221,7 @@ func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, 
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
-	rows, err := tx.Query(ctx, lockSQL, name, w.BatchSize, fmt.Sprintf("%dms", limit.Milliseconds()+1000))
+	rows, err := tx.Query(ctx, lockSQL, name, size, fmt.Sprintf("%dms", limit.Milliseconds()+1000))
 	if err != nil {
 		return 0, fmt.Errorf("lock: %w", err)
 	}
@@ -183,6 +238,9 @@ func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, 
 	completed, err := w.runLockedBatch(ctx, tx, batch, ids)
 	if err != nil {
 		if ctx.Err() != nil {
+			if hctx.Err() == nil {
+				return 0, fmt.Errorf("batch: %w: %w", errLockBatchTimedOut, err)
+			}
 			return 0, fmt.Errorf("batch: %w", err)
 		}
 		// A handler failed: event by event, each in a savepoint.

@@ -24,7 +24,8 @@ import (
 // webhooks.process_pending(). When a batch fails as a whole (a timeout, a
 // crashed backend) the pool uses the two-phase lease below for
 // lockFallbackWindow, so every attempt is counted and a poison event still
-// reaches dead.
+// reaches dead; after a timeout the next row-lock batches are also half as
+// large (lockState).
 //
 // The two-phase lease: claim events with webhooks.claim(), then run the
 // Handler on each.
@@ -134,14 +135,16 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 			if w.lockMode() {
 				var n int
 				var err error
+				limit, start := w.lockBatch(), time.Now()
 				if h, ok := w.Handler.(*sqlHandler); ok {
-					n, err = w.processPending(hctx, log, name, h)
+					n, err = w.processPending(hctx, log, name, h, limit)
 				} else {
-					n, err = w.processPendingGo(hctx, log, name)
+					n, err = w.processPendingGo(hctx, log, name, limit)
 				}
+				w.lockBatchDone(limit, n, time.Since(start), err)
 				if err == nil {
 					backoff = 0
-					if n == w.BatchSize {
+					if n == limit {
 						w.Wake("cascade")
 						continue
 					}
@@ -151,8 +154,10 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 					return // shutdown deadline: the statement rolled back, the events are pending
 				}
 				// Rolled back without counting attempts: the next batches
-				// take the two-phase lease, which counts them.
-				log.Warn("a row-lock batch did not complete; using the two-phase lease for a while", "error", err, "for", lockFallbackWindow)
+				// take the two-phase lease, which counts them (and, after an
+				// overrun, the row-lock batches that follow are half as large).
+				log.Warn("a row-lock batch did not complete; using the two-phase lease for a while",
+					"events", limit, "next_row_lock_batch", w.lockBatch(), "error", err, "for", lockFallbackWindow)
 				w.Metrics.batchFallbacks.Inc()
 				w.pauseLockMode()
 			}
