@@ -76,11 +76,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		ip := clientIP(r)
-		if wait := s.auth.limiter.blocked(ip, time.Now()); wait > 0 {
-			tooMany(w, api, wait)
-			return
-		}
 		cred, cookie := s.auth.check(r)
+		// A valid session cookie is never refused: it is an HMAC under a
+		// per-process key, nothing anyone can guess, so an operator who is
+		// logged in keeps the console while someone else guesses tokens.
+		if !(cred == credValid && cookie) {
+			if wait := s.auth.limiter.blocked(ip, time.Now()); wait > 0 {
+				tooMany(w, api, wait)
+				return
+			}
+		}
 		switch cred {
 		case credWrong:
 			s.auth.limiter.fail(ip, time.Now())

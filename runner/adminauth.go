@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -152,11 +153,15 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// failureLimiter counts failed authentications per client IP and overall in
-// fixed windows: past perIP failures from one address, or total from
-// everyone, further attempts answer 429 until the window ends. Its memory
-// is bounded: it forgets every address when a window ends and tracks at
-// most maxClients within one.
+// failureLimiter counts failed authentications per client address and
+// overall in fixed windows: past perIP failures from one address (an IPv6
+// /64 counts as one address), further attempts from it answer 429 until
+// the window ends; past total failures from everyone, so do attempts from
+// every address that has failed in this window (or that it can no longer
+// track). An address that has not failed is still heard, so a flood of
+// guesses from many addresses does not lock out an operator's first,
+// right, attempt. Its memory is bounded: it forgets every address when a
+// window ends and tracks at most maxClients within one.
 type failureLimiter struct {
 	mu          sync.Mutex
 	perIP       int
@@ -186,7 +191,9 @@ func (l *failureLimiter) blocked(ip string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.roll(now)
-	if l.byIP[ip] >= l.perIP || l.all >= l.total {
+	n, tracked := l.byIP[limitKey(ip)]
+	suspect := n > 0 || (!tracked && len(l.byIP) >= maxClients)
+	if n >= l.perIP || (l.all >= l.total && suspect) {
 		return max(l.windowStart.Add(l.window).Sub(now), time.Second)
 	}
 	return 0
@@ -198,7 +205,23 @@ func (l *failureLimiter) fail(ip string, now time.Time) {
 	defer l.mu.Unlock()
 	l.roll(now)
 	l.all++
-	if _, ok := l.byIP[ip]; ok || len(l.byIP) < maxClients {
-		l.byIP[ip]++
+	k := limitKey(ip)
+	if _, ok := l.byIP[k]; ok || len(l.byIP) < maxClients {
+		l.byIP[k]++
 	}
+}
+
+// limitKey is the address the limiter counts for ip: an IPv4 address
+// itself, an IPv6 address's /64 (one host usually holds a whole /64, so
+// counting single IPv6 addresses would give it 2^64 tries).
+func limitKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Unmap().Is4() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }

@@ -187,11 +187,12 @@ func TestAdminTokenGuardsConsole(t *testing.T) {
 
 // TestAdminTokenGuessingIsRateLimited: after 10 wrong tokens in a minute
 // from one address, every attempt (even the right token) answers 429 with
-// Retry-After.
+// Retry-After — except one with a valid session cookie.
 func TestAdminTokenGuessingIsRateLimited(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	srv := startServer(t, conf.URL(), runner.Config{AdminToken: testAdminToken}, sumeOnly)
+	session := login(t, srv.Admin)
 	var codes []int
 	for i := 0; i < 12; i++ {
 		code, h, _ := adminDo(t, nil, "GET", srv.Admin+"/api/status", fmt.Sprintf("guess-%02d-aaaaaaaaaaaa", i), "", nil)
@@ -211,6 +212,14 @@ func TestAdminTokenGuessingIsRateLimited(t *testing.T) {
 		map[string]string{"Origin": srv.Admin, "Content-Type": "application/x-www-form-urlencoded"})
 	if code != 429 {
 		t.Fatalf("the login form while blocked: %d, want 429", code)
+	}
+	// A session from before the guessing is not refused: nothing in it
+	// can be guessed, and the operator keeps the console.
+	if code, _, _ := adminDo(t, nil, "GET", srv.Admin+"/api/status", "", "", map[string]string{"Cookie": session}); code != 200 {
+		t.Fatalf("a valid session while the address is blocked: %d, want 200", code)
+	}
+	if code, _, _ := adminDo(t, nil, "GET", srv.Admin+"/api/status", "", "", map[string]string{"Cookie": "pginbox_session=9999999999.00"}); code != 429 {
+		t.Fatalf("a forged session while blocked: %d, want 429", code)
 	}
 }
 
