@@ -3150,9 +3150,9 @@ CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btr
 
 CREATE INDEX events_provider_seq_idx ON webhooks.events USING btree (provider, seq) WHERE (seq IS NOT NULL);
 
-CREATE INDEX events_provider_status_received_idx ON webhooks.events USING btree (provider, status, received_at, id);
-
 CREATE INDEX events_received_at_brin ON webhooks.events USING brin (received_at);
+
+CREATE INDEX events_status_provider_received_idx ON webhooks.events USING btree (status, provider, received_at, id);
 
 CREATE INDEX events_status_received_idx ON webhooks.events USING btree (status, received_at, id);
 

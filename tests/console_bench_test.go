@@ -116,7 +116,7 @@ func listIndexCost(b *testing.B) {
 		pools[drop] = PoolFor(b, conf.URL(), 2)
 		if drop {
 			execSQL(b, pools[drop], `DROP INDEX webhooks.events_status_received_idx`)
-			execSQL(b, pools[drop], `DROP INDEX webhooks.events_provider_status_received_idx`)
+			execSQL(b, pools[drop], `DROP INDEX webhooks.events_status_provider_received_idx`)
 			execSQL(b, pools[drop], `DROP INDEX webhooks.events_other_source_status_received_idx`)
 		}
 	}

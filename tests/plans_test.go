@@ -170,3 +170,58 @@ func TestConsoleSourceFilterUsesPartialIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestLooksUpByTheUniqueKey: ingest_webhook()'s look-up of a key, and
+// of a body digest, reads the unique index — on a new install, whose table
+// has never been analysed (and stays so through a bulk load in one
+// transaction), as on a table analysed with thousands of rows, and once the
+// plan is generic. With a second index on "provider = p" beside the unique
+// key, the planner's tie on the never-analysed table went to that index,
+// which reads every row of the provider and filters on external_id: each
+// delivery then cost more than the one before it.
+func TestIngestLooksUpByTheUniqueKey(t *testing.T) {
+	t.Parallel()
+	for _, analyzed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("analyzed=%t", analyzed), func(t *testing.T) {
+			t.Parallel()
+			conf := NewConfig(t)
+			if analyzed {
+				execSQL(t, PoolFor(t, conf.URL(), 1), `
+					SELECT count(*) FROM generate_series(1, 3000) AS g, webhooks.ingest_webhook('p', 'seed' || g, 't', '{}');
+					ANALYZE webhooks.events`)
+			}
+			c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
+				`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`)
+			ctx := context.Background()
+			// Eight calls of each kind: past the five custom plans, so the
+			// generic plan is in the log too.
+			for i := 0; i < 8; i++ {
+				if _, err := c.Exec(ctx, `SELECT webhooks.ingest_webhook('p', $1, 't', '{}')`, fmt.Sprintf("k%d", i)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Exec(ctx, `SELECT webhooks.ingest_webhook('p', $1, 't', '{}', body_sha256 => sha256($2::bytea))`,
+					fmt.Sprintf("d%d", i), fmt.Sprintf("body %d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var lookups int
+			for _, plan := range notes() {
+				if !strings.Contains(plan, "FROM webhooks.events AS e") || !strings.Contains(plan, "WHERE e.provider = ingest_webhook.provider") {
+					continue
+				}
+				lookups++
+				byDigest := strings.Contains(plan, "e.body_sha256 = ingest_webhook.body_sha256")
+				want := "events_provider_external_id_key"
+				if byDigest {
+					want = "events_provider_body_sha256_key"
+				}
+				if !strings.Contains(plan, "Index Scan using "+want) && !strings.Contains(plan, "Index Only Scan using "+want) {
+					t.Errorf("a look-up not on %s:\n%s", want, plan)
+				}
+			}
+			if lookups < 24 {
+				t.Fatalf("auto_explain logged %d look-ups of ingest_webhook(), want at least 24:\n%s", lookups, strings.Join(notes(), "\n"))
+			}
+		})
+	}
+}
