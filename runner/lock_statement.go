@@ -66,11 +66,7 @@ func (w *workerPool) lockMode() bool {
 // pauseLockMode switches the pool to the two-phase lease for
 // lockFallbackWindow.
 func (w *workerPool) pauseLockMode() {
-	d := lockFallbackWindow
-	if w.fallbackWindow > 0 {
-		d = w.fallbackWindow
-	}
-	w.lockPausedUntil.Store(time.Now().Add(d).UnixNano())
+	w.lockPausedUntil.Store(time.Now().Add(w.lockFallback()).UnixNano())
 }
 
 // processPending runs one batch of a sql: handler with the row lock as the
@@ -139,7 +135,12 @@ type lockState struct {
 
 // lockBatch is the size of the next row-lock batch.
 func (w *workerPool) lockBatch() int {
-	if n := int(w.lockLimit.Load()); n > 0 && n < w.BatchSize {
+	return w.effectiveLockBatch(w.lockLimit.Load())
+}
+
+// effectiveLockBatch is the batch size a lockLimit value stands for.
+func (w *workerPool) effectiveLockBatch(v int64) int {
+	if n := int(v); n > 0 && n < w.BatchSize {
 		return n
 	}
 	return w.BatchSize
@@ -158,9 +159,19 @@ func (w *workerPool) lockBatchDone(limit, n int, took time.Duration, err error) 
 	}
 	// Only from the size this batch had: workers that overran together
 	// halve it once, not once each.
-	if cur := w.lockLimit.Load(); next != limit && w.lockBatch() == limit {
+	cur := w.lockLimit.Load()
+	if next != limit && w.effectiveLockBatch(cur) == limit {
 		w.lockLimit.CompareAndSwap(cur, int64(next))
 	}
+}
+
+// lockFallback is how long the pool uses the two-phase lease after a
+// row-lock batch failed as a whole.
+func (w *workerPool) lockFallback() time.Duration {
+	if w.fallbackWindow > 0 {
+		return w.fallbackWindow
+	}
+	return lockFallbackWindow
 }
 
 // lockSQL locks a batch for a Go Handler in the open transaction, and bounds
@@ -208,14 +219,29 @@ func (w *workerPool) processPendingGo(hctx context.Context, log *slog.Logger, na
 	case r := <-done:
 		return r.n, r.err
 	case <-grace.C:
-		return 0, fmt.Errorf("a handler overran %s and ignores its context: its batch is abandoned and rolls back", limit)
+		err := fmt.Errorf("a handler overran %s and ignores its context: its batch is abandoned and rolls back", limit)
+		if hctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", errLockBatchTimedOut, err)
+		}
+		return 0, err
 	}
 }
 
-// processPendingGoTx is processPendingGo's transaction.
+// processPendingGoTx is processPendingGo's transaction. An error from a
+// transaction that ran out of its time limit — in any statement, handler
+// or commit — carries errLockBatchTimedOut.
 func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, name string, size int, limit time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(hctx, limit)
 	defer cancel()
+	n, err := w.lockedGoBatch(ctx, log, name, size, limit)
+	if err != nil && ctx.Err() != nil && hctx.Err() == nil && !errors.Is(err, errLockBatchTimedOut) {
+		err = fmt.Errorf("%w: %w", errLockBatchTimedOut, err)
+	}
+	return n, err
+}
+
+// lockedGoBatch locks, runs and commits one Go-handler batch under ctx.
+func (w *workerPool) lockedGoBatch(ctx context.Context, log *slog.Logger, name string, size int, limit time.Duration) (int, error) {
 	tx, err := w.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("begin: %w", err)
@@ -238,9 +264,6 @@ func (w *workerPool) processPendingGoTx(hctx context.Context, log *slog.Logger, 
 	completed, err := w.runLockedBatch(ctx, tx, batch, ids)
 	if err != nil {
 		if ctx.Err() != nil {
-			if hctx.Err() == nil {
-				return 0, fmt.Errorf("batch: %w: %w", errLockBatchTimedOut, err)
-			}
 			return 0, fmt.Errorf("batch: %w", err)
 		}
 		// A handler failed: event by event, each in a savepoint.
@@ -275,6 +298,10 @@ func (w *workerPool) runLockedBatch(ctx context.Context, tx pgx.Tx, batch []*Eve
 		return 0, fmt.Errorf("savepoint: %w", err)
 	}
 	for _, ev := range batch {
+		if err := ctx.Err(); err != nil { // out of time: no handler starts after the limit
+			_ = sp.Rollback(context.Background())
+			return 0, err
+		}
 		if err := w.safeHandle(ctx, sp, ev); err != nil {
 			_ = sp.Rollback(ctx)
 			return 0, err

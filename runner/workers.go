@@ -157,7 +157,7 @@ func (w *workerPool) loop(ctx, hctx context.Context, name string) {
 				// take the two-phase lease, which counts them (and, after an
 				// overrun, the row-lock batches that follow are half as large).
 				log.Warn("a row-lock batch did not complete; using the two-phase lease for a while",
-					"events", limit, "next_row_lock_batch", w.lockBatch(), "error", err, "for", lockFallbackWindow)
+					"events", limit, "next_row_lock_batch", w.lockBatch(), "error", err, "for", w.lockFallback())
 				w.Metrics.batchFallbacks.Inc()
 				w.pauseLockMode()
 			}
