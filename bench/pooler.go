@@ -136,7 +136,8 @@ func poolerMode(ctx context.Context, env *pgEnv, cfg config, res *poolerResult, 
 		if err != nil {
 			return run, nil, err
 		}
-		b, err := pgbouncer.Start(ctx, pc.Host, strconv.Itoa(int(pc.Port)), pgbouncer.Options{PoolSize: res.PoolSize, Users: []string{pc.User}})
+		b, err := pgbouncer.Start(ctx, pc.Host, strconv.Itoa(int(pc.Port)), pgbouncer.Options{PoolSize: res.PoolSize, Users: []string{pc.User},
+			Passwords: map[string]string{pc.User: pc.Password}})
 		if err != nil {
 			return run, nil, err
 		}

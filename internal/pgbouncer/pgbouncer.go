@@ -37,6 +37,11 @@ type Options struct {
 	// Users may log in besides the local cluster's superuser (PgBouncer
 	// checks no password of its own: the server still authenticates them).
 	Users []string
+	// Passwords are what PgBouncer presents to a server that asks for a
+	// password (scram-sha-256), by user: a cluster started with a password
+	// (localpg, as the bench's) needs its superuser's here; a trust
+	// cluster (the test suite's) needs none.
+	Passwords map[string]string
 }
 
 // Process is a PgBouncer process in transaction mode (or session mode) in front of one
@@ -85,8 +90,14 @@ func Start(ctx context.Context, host, port string, opts Options) (*Process, erro
 	b := &Process{Port: free, dir: dir, bin: bin}
 	users := append([]string{localpg.Superuser}, opts.Users...)
 	var auth strings.Builder
+	seen := map[string]bool{}
 	for _, u := range users {
-		fmt.Fprintf(&auth, "%q \"\"\n", u)
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		// auth_file quotes with "…", a literal " doubled.
+		fmt.Fprintf(&auth, "\"%s\" \"%s\"\n", strings.ReplaceAll(u, `"`, `""`), strings.ReplaceAll(opts.Passwords[u], `"`, `""`))
 	}
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%s
@@ -105,7 +116,7 @@ logfile = %s
 pidfile = %s
 admin_users = postgres
 `, host, port, free, filepath.Join(dir, "users.txt"), mode, opts.PoolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
-	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(auth.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(auth.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("pgbouncer: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(ini), 0o644); err != nil {
