@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,7 +25,13 @@ func (s *Server) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	// A gauge read from the database fails while the database is down;
+	// the scrape still answers 200 with every other metric (the moment an
+	// on-call engineer needs them most) and logs what it left out.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      scrapeLog{s.log},
+	}))
 	mux.HandleFunc("GET /login", s.loginPage)
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("POST /logout", s.logout)
@@ -206,4 +214,12 @@ func localPath(p string) string {
 		return "/"
 	}
 	return p
+}
+
+// scrapeLog passes promhttp's scrape errors to the server's logger.
+type scrapeLog struct{ log *slog.Logger }
+
+// Println logs one scrape error.
+func (l scrapeLog) Println(v ...any) {
+	l.log.Warn("metrics scrape: a collector failed; serving the others", "error", fmt.Sprint(v...))
 }

@@ -498,3 +498,45 @@ func postRaw(t *testing.T, u string, h http.Header, body string) (int, string) {
 	b, _ := io.ReadAll(bufio.NewReader(resp.Body))
 	return resp.StatusCode, string(b)
 }
+
+// TestMetricsServedWhileDatabaseDown: with the database refusing
+// connections, /metrics still answers 200 with the runner's own metrics;
+// only the gauges read from the database are left out (promhttp's default
+// would answer 500 and hide everything, in the middle of an outage).
+func TestMetricsServedWhileDatabaseDown(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	srv := startServer(t, conf.URL(), runner.Config{}, sumeOnly)
+	if body := httpGet(t, srv.Admin+"/metrics"); !strings.Contains(body, "pginbox_queue_depth") {
+		t.Fatal("the queue gauges are missing while the database is up: the test would prove nothing")
+	}
+	ctx := context.Background()
+	super, err := pgx.Connect(ctx, SuperuserURL(t, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(ctx)
+	db := pgx.Identifier{conf.Database}.Sanitize()
+	if _, err := super.Exec(ctx, `ALTER DATABASE `+db+` WITH ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	defer super.Exec(ctx, `ALTER DATABASE `+db+` WITH ALLOW_CONNECTIONS true`) //nolint:errcheck // best effort
+	if _, err := super.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, conf.Database); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.Admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics with the database down: %s", resp.Status)
+	}
+	if !strings.Contains(string(body), "pginbox_deliveries_total") && !strings.Contains(string(body), "go_goroutines") {
+		t.Fatalf("/metrics with the database down lacks the runner's own metrics:\n%.2000s", body)
+	}
+	if strings.Contains(string(body), "pginbox_queue_depth{") {
+		t.Fatal("the queue gauges were read although the database refuses connections: the outage was not exercised")
+	}
+}
