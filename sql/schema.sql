@@ -2236,6 +2236,7 @@ COMMENT ON FUNCTION webhooks.release(event_id bigint, worker text, attempt integ
 CREATE FUNCTION webhooks.replay(event_ids bigint[], reason text) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET lock_timeout TO '3s'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -2259,41 +2260,74 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
-    WITH picked AS MATERIALIZED (
-        SELECT e.id, e.status, e.attempts
-        FROM webhooks.events AS e
-        WHERE e.id = ANY (replay.event_ids)
-          AND e.status <> 'processing'
-          AND e.payload IS NOT NULL
-        ORDER BY e.id
-        FOR UPDATE
-    ), audited AS (
-        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-        SELECT p.id, replay.reason, p.status, p.attempts
-        FROM picked AS p
-        ORDER BY p.id
-    ), replayed AS (
-        UPDATE webhooks.events AS e
-        SET status       = 'pending',
-            processed_at = NULL,
-            attempts     = 0,
-            run_after    = now(),
-            last_error   = NULL,
-            updated_at   = now()
-        FROM picked AS p
-        WHERE e.id = p.id
-        RETURNING e.id
-    )
-    SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+    BEGIN
+        WITH picked AS MATERIALIZED (
+            SELECT e.id, e.status, e.attempts
+            FROM webhooks.events AS e
+            WHERE e.id = ANY (replay.event_ids)
+              AND e.status <> 'processing'
+              AND e.payload IS NOT NULL
+            ORDER BY e.id
+            FOR UPDATE
+        ), audited AS (
+            INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
+            SELECT p.id, replay.reason, p.status, p.attempts
+            FROM picked AS p
+            ORDER BY p.id
+        ), replayed AS (
+            UPDATE webhooks.events AS e
+            SET status       = 'pending',
+                processed_at = NULL,
+                attempts     = 0,
+                run_after    = now(),
+                last_error   = NULL,
+                updated_at   = now()
+            FROM picked AS p
+            WHERE e.id = p.id
+            RETURNING e.id
+        )
+        SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+    EXCEPTION
+        WHEN lock_not_available THEN
+            -- A row stayed locked for over lock_timeout: a running batch
+            -- holds it. Take the others, skip the locked ones.
+            WITH picked AS MATERIALIZED (
+                SELECT e.id, e.status, e.attempts
+                FROM webhooks.events AS e
+                WHERE e.id = ANY (replay.event_ids)
+                  AND e.status <> 'processing'
+                  AND e.payload IS NOT NULL
+                ORDER BY e.id
+                FOR UPDATE SKIP LOCKED
+            ), audited AS (
+                INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
+                SELECT p.id, replay.reason, p.status, p.attempts
+                FROM picked AS p
+                ORDER BY p.id
+            ), replayed AS (
+                UPDATE webhooks.events AS e
+                SET status       = 'pending',
+                    processed_at = NULL,
+                    attempts     = 0,
+                    run_after    = now(),
+                    last_error   = NULL,
+                    updated_at   = now()
+                FROM picked AS p
+                WHERE e.id = p.id
+                RETURNING e.id
+            )
+            SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+    END;
     RETURN v_count;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
+COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock for over 3 s) and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
 
 CREATE FUNCTION webhooks.replay(event_id bigint, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET lock_timeout TO '3s'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -2301,8 +2335,15 @@ DECLARE
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
 
-    SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
-    IF NOT FOUND THEN
+    BEGIN
+        SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
+    EXCEPTION
+        WHEN lock_not_available THEN
+            RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
+                replay.event_id
+                USING ERRCODE = 'object_in_use';
+    END;
+    IF v_event.id IS NULL THEN
         RAISE EXCEPTION 'pginbox: no event with id %', replay.event_id
             USING ERRCODE = 'no_data_found';
     END IF;
@@ -2331,7 +2372,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.replay(event_id bigint, reason text) IS 'Puts an event back to pending (attempts reset, run now) on purpose and records who and why in webhooks.replays; the only way a processed or dead event runs again. Raises for an unknown id, an event being processed, a pruned payload or a blank reason.';
+COMMENT ON FUNCTION webhooks.replay(event_id bigint, reason text) IS 'Puts an event back to pending (attempts reset, run now) on purpose and records who and why in webhooks.replays; the only way a processed or dead event runs again. Raises for an unknown id, an event being processed (claimed, or held by a running batch''s row lock for over 3 s: SQLSTATE 55006), a pruned payload or a blank reason.';
 
 CREATE FUNCTION webhooks.rescue_leases(max_rows integer DEFAULT 1000) RETURNS TABLE(rescued integer, dead integer)
     LANGUAGE plpgsql SECURITY DEFINER

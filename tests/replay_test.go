@@ -2,7 +2,12 @@ package tests
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestReplay: dead and processed events run again, audited; processing,
@@ -63,5 +68,58 @@ func TestReplay(t *testing.T) {
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays`); n != 2 {
 		t.Fatalf("refused replays were audited: %d rows", n)
+	}
+}
+
+// TestReplayDoesNotWaitForABatch: an event a worker's batch holds by its row
+// lock (the row lock as the lease: still pending, locked until the batch
+// commits) is "being processed": a single replay raises object_in_use
+// (55006) and a bulk replay skips it, each within the 3 s lock_timeout,
+// instead of waiting for the batch to end.
+func TestReplayDoesNotWaitForABatch(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 4)
+	ctx := context.Background()
+	doneID, _ := ingest(t, pool, "p", "done", "t", `{}`)
+	claim(t, pool, "w", 1, "1 minute")
+	execSQL(t, pool, `SELECT webhooks.complete($1, 'w', 1)`, doneID)
+	heldID, _ := ingest(t, pool, "p", "held", "t", `{}`)
+
+	// A worker's open row-lock batch holds the pending event.
+	batch, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer batch.Rollback(ctx) //nolint:errcheck // the batch never commits
+	var locked int64
+	if err := batch.QueryRow(ctx, `SELECT count(*) FROM webhooks._lock_pending('w', 10)`).Scan(&locked); err != nil || locked != 1 {
+		t.Fatalf("the batch locked %d events (%v), want 1", locked, err)
+	}
+
+	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = pool.Exec(wait, `SELECT webhooks.replay($1::bigint, 'operator')`, heldID)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "55006" || !strings.Contains(pgErr.Message, "being processed") {
+		t.Fatalf("single replay of an event in a running batch: %v after %s, want SQLSTATE 55006 (being processed)", err, time.Since(start))
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("single replay took %s", took)
+	}
+
+	start = time.Now()
+	var n int
+	if err := pool.QueryRow(wait, `SELECT webhooks.replay($1::bigint[], 'operator')`, []int64{heldID, doneID}).Scan(&n); err != nil {
+		t.Fatalf("bulk replay with an event in a running batch: %v after %s", err, time.Since(start))
+	}
+	if n != 1 {
+		t.Fatalf("bulk replay put back %d events, want 1 (the held one skipped)", n)
+	}
+	if got := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays WHERE event_id = $1`, heldID); got != 0 {
+		t.Fatal("the held event was audited as replayed")
+	}
+	if got := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE id = $1 AND status = 'pending' AND attempts = 0`, doneID); got != 1 {
+		t.Fatal("the processed event was not put back")
 	}
 }
