@@ -16,7 +16,8 @@ import (
 // the security migrations, gives roles the old grant sets, then migrates the
 // rest: the ingest role can still call ingest_webhook and ingest_signed under
 // their new signatures, and the reader loses expectations.status_url and
-// contradictions.detail but keeps find_gaps (status_url NULL).
+// contradictions.detail but keeps find_gaps (status_url NULL), and can read
+// the tables added since (not the payload).
 func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	t.Parallel()
 	db, conf := emptyDB(t)
@@ -94,4 +95,13 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	if err := rdr.QueryRow(ctx, `SELECT status_url FROM webhooks.find_gaps()`).Scan(&url); err != nil || url != nil {
 		t.Fatalf("reader after upgrade: find_gaps status_url = %v, %v; want NULL", url, err)
 	}
+	// The tables added since the reader was granted are readable without
+	// running grant_reader again; the payload still is not.
+	for _, table := range []string{"backfill_checkpoints", "event_errors", "paused_providers", "provider_pauses"} {
+		if _, err := rdr.Exec(ctx, `SELECT * FROM webhooks.`+table+` LIMIT 1`); err != nil {
+			t.Errorf("reader after upgrade: webhooks.%s: %v", table, err)
+		}
+	}
+	_, err = rdr.Exec(ctx, `SELECT payload FROM webhooks.events`)
+	wantPgError(t, err, "42501", "permission denied")
 }
