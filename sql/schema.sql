@@ -2260,6 +2260,7 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
+    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
     BEGIN
         WITH picked AS MATERIALIZED (
             SELECT e.id, e.status, e.attempts
@@ -2322,7 +2323,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock for over 3 s) and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
+COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
 
 CREATE FUNCTION webhooks.replay(event_id bigint, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2335,6 +2336,9 @@ DECLARE
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
 
+    -- The table locks first, outside the handler below, so that only a row
+    -- lock held too long reads as "being processed".
+    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
     BEGIN
         SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
     EXCEPTION

@@ -63,6 +63,12 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	for grant, role := range map[string]string{"grant_ingest": "pginbox_upi_" + suffix, "grant_reader": "pginbox_upr_" + suffix} {
 		roles[grant] = newRole(t, conf.URL(), role, grant)
 	}
+	// A dashboard role an operator gave two columns of events: not a reader.
+	dashboard := newRole(t, conf.URL(), "pginbox_upd_"+suffix, "")
+	if _, err := db.ExecContext(ctx, `GRANT USAGE ON SCHEMA webhooks TO `+pgx.Identifier{"pginbox_upd_" + suffix}.Sanitize()+`;
+		GRANT SELECT (id, status) ON webhooks.events TO `+pgx.Identifier{"pginbox_upd_" + suffix}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO webhooks.expectations (provider, external_id, deadline, status_url)
 		VALUES ('sume', 'g1', now() - interval '1 hour', 'https://api.sume.dev/s?token=presigned')`); err != nil {
 		t.Fatal(err)
@@ -104,4 +110,7 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	}
 	_, err = rdr.Exec(ctx, `SELECT payload FROM webhooks.events`)
 	wantPgError(t, err, "42501", "permission denied")
+	dash := as(dashboard)
+	_, err = dash.Exec(ctx, `SELECT * FROM webhooks.event_errors LIMIT 1`)
+	wantPgError(t, err, "42501", "permission denied") // the upgrade gave it nothing
 }

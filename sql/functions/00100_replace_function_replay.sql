@@ -15,6 +15,9 @@
 -- the row lock is waited for at most 3 s (lock_timeout), long enough for any
 -- short write (a completion, an ingest update), and then the call raises
 -- object_in_use like the processing case instead of waiting for the batch.
+-- The 3 s applies to every lock the call takes (it replaces the caller's
+-- lock_timeout while it runs): a table lock held longer, behind a migration,
+-- raises lock_not_available (55P03) as it is.
 CREATE OR REPLACE FUNCTION webhooks.replay(event_id bigint, reason text)
 RETURNS void
 LANGUAGE plpgsql
@@ -29,6 +32,9 @@ DECLARE
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
 
+    -- The table locks first, outside the handler below, so that only a row
+    -- lock held too long reads as "being processed".
+    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
     BEGIN
         SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
     EXCEPTION

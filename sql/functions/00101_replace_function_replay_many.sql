@@ -24,9 +24,12 @@
 -- being dropped from the result. Rows that are processing in the snapshot are
 -- filtered out before any lock is taken. A row a worker's batch holds by its
 -- row lock (the row lock as the lease: pending, locked until the batch
--- commits) is waited for at most 3 s (lock_timeout); past that the call
--- takes the rows again with SKIP LOCKED, so those still locked are skipped
--- as being processed instead of the console waiting for the batch.
+-- commits) is waited for at most 3 s (lock_timeout); once any row has waited
+-- that long the call takes the rows again with SKIP LOCKED, and every row
+-- locked at that moment — the batch's, and any short write's — is skipped
+-- as being processed, instead of the console waiting for the batch. The
+-- table locks are taken first, outside that retry: one held for over 3 s
+-- (behind a migration) raises lock_not_available (55P03) as it is.
 CREATE OR REPLACE FUNCTION webhooks.replay(event_ids bigint[], reason text)
 RETURNS integer
 LANGUAGE plpgsql
@@ -57,6 +60,7 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
+    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
     BEGIN
         WITH picked AS MATERIALIZED (
             SELECT e.id, e.status, e.attempts
@@ -125,8 +129,8 @@ REVOKE ALL ON FUNCTION webhooks.replay(bigint[], text) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks.replay(bigint[], text) IS
   'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, '
   'processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. '
-  'Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock for '
-  'over 3 s) and events whose payload was pruned; duplicates count '
+  'Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once '
+  'a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count '
   'once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock '
   'between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument '
   '(an untyped $1 is ambiguous between the two overloads).';
