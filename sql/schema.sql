@@ -2242,6 +2242,7 @@ CREATE FUNCTION webhooks.replay(event_ids bigint[], reason text) RETURNS integer
 DECLARE
     c_max_ids CONSTANT integer := 10000;
     v_count   integer;
+    v_ids     bigint[];
 BEGIN
     IF replay.reason IS NULL OR btrim(replay.reason, E' \t\r\n') = '' THEN
         RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN replay.reason IS NULL THEN 'null' ELSE 'blank' END
@@ -2261,64 +2262,54 @@ BEGIN
     END IF;
 
     LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- Lock the rows first (in id order; a row whose lock was waited for is
+    -- re-checked against the filter), then write them in one statement.
     BEGIN
-        WITH picked AS MATERIALIZED (
-            SELECT e.id, e.status, e.attempts
+        v_ids := ARRAY(
+            SELECT e.id
             FROM webhooks.events AS e
             WHERE e.id = ANY (replay.event_ids)
               AND e.status <> 'processing'
               AND e.payload IS NOT NULL
             ORDER BY e.id
-            FOR UPDATE
-        ), audited AS (
-            INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-            SELECT p.id, replay.reason, p.status, p.attempts
-            FROM picked AS p
-            ORDER BY p.id
-        ), replayed AS (
-            UPDATE webhooks.events AS e
-            SET status       = 'pending',
-                processed_at = NULL,
-                attempts     = 0,
-                run_after    = now(),
-                last_error   = NULL,
-                updated_at   = now()
-            FROM picked AS p
-            WHERE e.id = p.id
-            RETURNING e.id
-        )
-        SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+            FOR UPDATE);
     EXCEPTION
         WHEN lock_not_available THEN
             -- A row stayed locked for over lock_timeout: a running batch
             -- holds it. Take the others, skip the locked ones.
-            WITH picked AS MATERIALIZED (
-                SELECT e.id, e.status, e.attempts
+            v_ids := ARRAY(
+                SELECT e.id
                 FROM webhooks.events AS e
                 WHERE e.id = ANY (replay.event_ids)
                   AND e.status <> 'processing'
                   AND e.payload IS NOT NULL
                 ORDER BY e.id
-                FOR UPDATE SKIP LOCKED
-            ), audited AS (
-                INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-                SELECT p.id, replay.reason, p.status, p.attempts
-                FROM picked AS p
-                ORDER BY p.id
-            ), replayed AS (
-                UPDATE webhooks.events AS e
-                SET status       = 'pending',
-                    processed_at = NULL,
-                    attempts     = 0,
-                    run_after    = now(),
-                    last_error   = NULL,
-                    updated_at   = now()
-                FROM picked AS p
-                WHERE e.id = p.id
-                RETURNING e.id
-            )
-            SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
+                FOR UPDATE SKIP LOCKED);
     END;
+
+    -- The rows are locked: this statement sees them as they now are.
+    WITH picked AS MATERIALIZED (
+        SELECT e.id, e.status, e.attempts
+        FROM webhooks.events AS e
+        WHERE e.id = ANY (v_ids)
+    ), audited AS (
+        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
+        SELECT p.id, replay.reason, p.status, p.attempts
+        FROM picked AS p
+        ORDER BY p.id
+    ), replayed AS (
+        UPDATE webhooks.events AS e
+        SET status       = 'pending',
+            processed_at = NULL,
+            attempts     = 0,
+            run_after    = now(),
+            last_error   = NULL,
+            updated_at   = now()
+        FROM picked AS p
+        WHERE e.id = p.id
+        RETURNING e.id
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_count FROM replayed;
     RETURN v_count;
 END;
 $$;
