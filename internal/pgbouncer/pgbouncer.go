@@ -34,13 +34,15 @@ type Options struct {
 	PoolSize int
 	// SessionMode runs pool_mode=session instead of transaction.
 	SessionMode bool
-	// Users may log in besides the local cluster's superuser (PgBouncer
-	// checks no password of its own: the server still authenticates them).
+	// Users may log in besides the local cluster's superuser.
 	Users []string
-	// Passwords are what PgBouncer presents to a server that asks for a
-	// password (scram-sha-256), by user: a cluster started with a password
-	// (localpg, as the bench's) needs its superuser's here; a trust
-	// cluster (the test suite's) needs none.
+	// Passwords are the users' passwords, by user. Empty (the test suite's
+	// trust cluster): PgBouncer checks no password of its own (auth_type
+	// trust) and the server, which trusts local users anyway, decides. Set
+	// (the bench's password cluster): PgBouncer itself asks every client
+	// for its password with scram-sha-256 and presents the same password
+	// to the server, so a wrong password never reaches the server as the
+	// user; a user without an entry cannot log in through it.
 	Passwords map[string]string
 }
 
@@ -62,8 +64,9 @@ type Process struct {
 
 // Start starts PgBouncer on a free port in front of the server at
 // host:port (every database, through a wildcard entry), letting in the users
-// the harness connects as (its superuser and pgtestdb's role) without a
-// password check of its own: the server still authenticates them.
+// the harness connects as (its superuser and pgtestdb's role): with no
+// [Options.Passwords] it checks no password of its own, with them it asks
+// for them (scram-sha-256).
 func Start(ctx context.Context, host, port string, opts Options) (*Process, error) {
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
@@ -89,6 +92,10 @@ func Start(ctx context.Context, host, port string, opts Options) (*Process, erro
 	}
 	b := &Process{Port: free, dir: dir, bin: bin}
 	users := append([]string{localpg.Superuser}, opts.Users...)
+	authType := "trust"
+	if len(opts.Passwords) > 0 {
+		authType = "scram-sha-256"
+	}
 	var auth strings.Builder
 	seen := map[string]bool{}
 	for _, u := range users {
@@ -96,6 +103,9 @@ func Start(ctx context.Context, host, port string, opts Options) (*Process, erro
 			continue
 		}
 		seen[u] = true
+		if authType != "trust" && opts.Passwords[u] == "" {
+			continue // no password, no entry: that user cannot log in through PgBouncer
+		}
 		// auth_file quotes with "…", a literal " doubled.
 		fmt.Fprintf(&auth, "\"%s\" \"%s\"\n", strings.ReplaceAll(u, `"`, `""`), strings.ReplaceAll(opts.Passwords[u], `"`, `""`))
 	}
@@ -106,7 +116,7 @@ func Start(ctx context.Context, host, port string, opts Options) (*Process, erro
 listen_addr = 127.0.0.1
 listen_port = %d
 unix_socket_dir =
-auth_type = trust
+auth_type = %s
 auth_file = %s
 pool_mode = %s
 default_pool_size = %d
@@ -115,7 +125,7 @@ ignore_startup_parameters = extra_float_digits
 logfile = %s
 pidfile = %s
 admin_users = postgres
-`, host, port, free, filepath.Join(dir, "users.txt"), mode, opts.PoolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
+`, host, port, free, authType, filepath.Join(dir, "users.txt"), mode, opts.PoolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
 	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(auth.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("pgbouncer: %w", err)
 	}
