@@ -86,7 +86,7 @@ bench-quick: postgres build ## the bench suite reduced to under a minute (bench/
 IMAGE ?= localhost/pginbox:$(VERSION)
 
 .PHONY: image
-image: ## build the OCI image $(IMAGE) with buildah: static binary, FROM scratch, non-root, listens on 0.0.0.0:8080
+image: ## build the OCI image IMAGE (default localhost/pginbox:<version>) with buildah: static binary, FROM scratch, non-root, listens on 0.0.0.0:8080
 	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh build $(IMAGE)
 
 .PHONY: image-test
