@@ -100,14 +100,20 @@ SOAK_RATE ?= 100
 soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into one runner (sql: handler): per-minute RSS, goroutines, connections, p99s; audit (bench/out/soak.json)
 	$(GO) run ./bench -soak $(SOAK) -soak-rate $(SOAK_RATE) -out bench/out -pginbox $(BIN)
 
+# Modules of their own inside the repository, each keeping its dependencies
+# out of pginbox's module graph (and so out of every importer's): the bench's
+# River peer, the test harness's Docker fallback, and the stock goose CLI
+# (tools/goose holds no Go file of its own).
+NESTED_MODULES := bench/river internal/pgtest/dockerpg
+TOOL_MODULES := tools/goose
+
 .PHONY: lint
-lint: ## gofmt, go vet, and go mod tidy -diff (the main module, tools/goose and the bench's River peer)
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module and every nested one)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
-	$(GO) -C tools/goose mod tidy -diff
-	$(GO) -C bench/river vet ./...
-	$(GO) -C bench/river mod tidy -diff
+	@set -e; for m in $(NESTED_MODULES); do echo "$(GO) -C $$m vet ./..."; $(GO) -C $$m vet ./...; done
+	@set -e; for m in $(NESTED_MODULES) $(TOOL_MODULES); do echo "$(GO) -C $$m mod tidy -diff"; $(GO) -C $$m mod tidy -diff; done
 
 .PHONY: sql-dist
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI
