@@ -106,12 +106,17 @@ soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into on
 # (tools/goose holds no Go file of its own).
 NESTED_MODULES := bench/river internal/pgtest/dockerpg
 TOOL_MODULES := tools/goose
+# The most modules `go list -m all` may list for pginbox: an importer's graph
+# takes in every requirement of go.mod, test-only ones included.
+MODULE_BUDGET ?= 180
 
 .PHONY: lint
-lint: ## gofmt, go vet, and go mod tidy -diff (the main module and every nested one)
+lint: ## gofmt, go vet, and go mod tidy -diff (the main module and every nested one); the module graph within MODULE_BUDGET
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	@n=$$($(GO) list -m all | wc -l); echo "go list -m all: $$n modules (at most $(MODULE_BUDGET))"; \
+	  if [ "$$n" -gt $(MODULE_BUDGET) ]; then echo "the module graph grew past $(MODULE_BUDGET): keep test-only and tool dependencies in a nested module"; exit 1; fi
 	@set -e; for m in $(NESTED_MODULES); do echo "$(GO) -C $$m vet ./..."; $(GO) -C $$m vet ./...; done
 	@set -e; for m in $(NESTED_MODULES) $(TOOL_MODULES); do echo "$(GO) -C $$m mod tidy -diff"; $(GO) -C $$m mod tidy -diff; done
 
