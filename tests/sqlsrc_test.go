@@ -150,9 +150,12 @@ func TestSQLSourcesCoverTheCatalog(t *testing.T) {
 // fail(), process_batch()) and row-lock (_lock_pending(), _fail_pending(),
 // process_pending()), each write out the same three pieces of logic: the
 // claimable pick, the retry rule and the handler look-up and error text.
-// They stay written twice, inline, because a shared helper would be a
-// function call where the planner now sees one statement; this test keeps
-// the two copies equal, apart from the function name that qualifies the
+// They stay written twice, inline: a shared helper would be a function call
+// where the planner now sees one statement, and a volatile set-returning SQL
+// function (FOR UPDATE SKIP LOCKED makes the pick one) is never inlined.
+// Measured with pgbench, 8 clients x process_pending(batch 100) over 50,000
+// events: 66-117 transactions/s with the pick inline, 25-34 with it in a
+// shared SQL helper. This test keeps the two copies equal, apart from the function name that qualifies the
 // arguments and, for the retry rule, the attempt number (the two-phase path
 // counted the attempt at claim, the row-lock path counts it here).
 func TestSQLSourcesPinSharedLogic(t *testing.T) {
