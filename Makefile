@@ -143,7 +143,7 @@ bin/goose: tools/goose/go.mod tools/goose/go.sum
 goose: bin/goose ## build the stock goose CLI (Postgres driver only) into bin/goose
 
 .PHONY: migration
-migration: ## create the next migration (forward-only, no Down): make migration NAME=create_function_foo [DIR=functions]
+migration: ## create the next schema migration (tables, indexes, privileges; forward-only): make migration NAME=create_table_foo. A function, view or check: edit sql/src, then make sql-migrations
 	@test -n "$(NAME)" || { echo "usage: make migration NAME=verb_object [DIR=schema|functions|views|checks]"; exit 2; }
 	@dir=sql/$${DIR:-$$(case "$(NAME)" in *function*) echo functions;; *view*) echo views;; *check*) echo checks;; *) echo schema;; esac)}; \
 	last=$$(ls sql/*/[0-9][0-9][0-9][0-9][0-9]_*.sql | xargs -n1 basename | cut -c1-5 | sort -n | tail -1); \
@@ -152,11 +152,15 @@ migration: ## create the next migration (forward-only, no Down): make migration 
 	printf -- '-- +goose Up\n-- +goose StatementBegin\n\n-- +goose StatementEnd\n' > $$f; \
 	echo "created $$f"
 
+.PHONY: sql-migrations
+sql-migrations: ## write the next migration of every sql/src file that differs from its newest migration, then check they agree
+	$(GO) run ./internal/sqlsrc/cmd/sqlmigrations
+
 .PHONY: clean
 clean: ## remove build output (keeps the .pginbox cluster)
 	rm -rf bin dist bench/out
 
 .PHONY: schema
-schema: postgres ## rewrite sql/schema.sql (the reference schema) from a freshly migrated database
+schema: postgres ## rewrite sql/schema.sql (the reference schema) from a freshly migrated database (after make migration or make sql-migrations)
 	$(WITHPG) $(GO) test -count=1 ./tests -run '^TestReferenceSchema$$' -update
 	@git diff --stat -- sql/schema.sql

@@ -4,6 +4,7 @@
 -- argument is a new signature, so this file creates the new one, gives it to
 -- the roles that could execute the old one, and drops the old one (CREATE OR
 -- REPLACE alone would leave two overloads and every call ambiguous).
+-- begin sql/src/ingest/ingest_webhook.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.ingest_webhook stores one delivery exactly once. The unique key
 -- (provider, external_id) and a single INSERT ... ON CONFLICT decide, never a
@@ -227,6 +228,19 @@ $$;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) FROM PUBLIC;
 
+COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) IS
+  'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '
+  '(a key already stored and unchanged is answered by a look-up first, read-only). Returns one row '
+  '(event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different '
+  'payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an '
+  'unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored '
+  'for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never '
+  'updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a '
+  'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
+  'a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY '
+  'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
+  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+-- end sql/src/ingest/ingest_webhook.sql
 -- The roles that could execute the old signature may execute the new one.
 -- +goose StatementBegin
 DO $$
@@ -250,16 +264,3 @@ $$;
 -- +goose StatementEnd
 
 DROP FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean);
-
-COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) IS
-  'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '
-  '(a key already stored and unchanged is answered by a look-up first, read-only). Returns one row '
-  '(event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different '
-  'payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an '
-  'unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored '
-  'for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never '
-  'updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a '
-  'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
-  'a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY '
-  'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
-  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';

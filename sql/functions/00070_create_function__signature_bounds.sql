@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/verify/_signature_bounds.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks._signature_bounds caps the work one unauthenticated delivery can
 -- make ingest_signed() do before any HMAC is computed. Every signature found
@@ -72,3 +73,4 @@ COMMENT ON FUNCTION webhooks._signature_bounds(text, jsonb) IS
   'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, '
   'else the reason: signature header too large (over 4096 bytes) or too many signatures (over 8). Checked '
   'before any HMAC, so one unauthenticated delivery cannot make verification do unbounded work.';
+-- end sql/src/verify/_signature_bounds.sql

@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/ingest/_ingest_signed_at.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks._ingest_signed_at is ingest_signed() with the clock as an argument:
 -- the 5-minute tolerance of the kinds that sign a timestamp is checked against
@@ -136,3 +137,4 @@ COMMENT ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz) 
   'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. '
   'Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) '
   'can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+-- end sql/src/ingest/_ingest_signed_at.sql

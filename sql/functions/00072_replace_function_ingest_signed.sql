@@ -4,6 +4,7 @@
 -- this file creates the new one, gives it to the roles that could execute the
 -- old one, and drops the old one. The clock override lives on in
 -- webhooks._ingest_signed_at, which only the owner can run.
+-- begin sql/src/ingest/ingest_signed.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.ingest_signed is ingest_webhook() for stacks with no verifier of
 -- their own (PostgREST, an edge function, a cron job): it verifies the
@@ -37,6 +38,19 @@ $$;
 REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) FROM PUBLIC;
 
 -- The roles that could execute the old signature may execute the new one.
+COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
+  'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
+  'body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), '
+  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then '
+  'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the '
+  'body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header '
+  'name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 '
+  'signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises '
+  '''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, '
+  'event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. '
+  'SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+-- end sql/src/ingest/ingest_signed.sql
+-- The roles that could execute the old signature may execute the new one.
 -- +goose StatementBegin
 DO $$
 DECLARE
@@ -59,15 +73,3 @@ $$;
 -- +goose StatementEnd
 
 DROP FUNCTION webhooks.ingest_signed(text, jsonb, bytea, timestamptz);
-
-COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
-  'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
-  'body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), '
-  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then '
-  'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the '
-  'body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header '
-  'name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 '
-  'signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises '
-  '''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, '
-  'event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. '
-  'SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';

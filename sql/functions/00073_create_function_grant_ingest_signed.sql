@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/admin/grant_ingest_signed.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_ingest_signed is the grant set for a role exposed to the
 -- internet (PostgREST, an edge function): webhooks.ingest_signed and nothing
@@ -26,3 +27,4 @@ COMMENT ON FUNCTION webhooks.grant_ingest_signed(text) IS
   'so it cannot store an event without a valid signature (no ingest_webhook, no expect, no table access). Run as '
   'the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_ingest_signed(text) FROM PUBLIC;
+-- end sql/src/admin/grant_ingest_signed.sql

@@ -6,6 +6,7 @@
 --   REVOKE EXECUTE ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
 --       webhooks.expect(text, text, timestamptz, text) FROM <role>;
 --   SELECT webhooks.grant_ingest_signed('<role>');
+-- begin sql/src/admin/grant_ingest.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_ingest is the grant set for trusted backends that verify
 -- signatures themselves (the runner, a service of your own): store deliveries
@@ -37,3 +38,4 @@ COMMENT ON FUNCTION webhooks.grant_ingest(text) IS
   'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing '
   'else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use '
   'grant_ingest_signed. Run as the owner of schema webhooks.';
+-- end sql/src/admin/grant_ingest.sql

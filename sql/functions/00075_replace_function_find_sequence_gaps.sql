@@ -4,6 +4,7 @@
 -- a window of 10^18 ids from a reader (who may call it) would spill
 -- temporary files until the disk is full (3,000,000 ids already wrote about
 -- 143 MB). Everything else is as in the 0.1.0 definition.
+-- begin sql/src/recover/find_sequence_gaps.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.find_sequence_gaps lists, for a provider whose ids form a numeric
 -- sequence, the ids in [from_seq, to_seq] (both included) that were neither
@@ -74,3 +75,4 @@ COMMENT ON FUNCTION webhooks.find_sequence_gaps(text, bigint, bigint) IS
   'received nor tombstoned, in order, as text. Cost follows the received rows in the window, not its width. '
   'Raises when from_seq > to_seq, the window leaves 0..999999999999999999, or it holds more than 1,000,000 ids '
   '(54000: split it); non-numeric ids are ignored.';
+-- end sql/src/recover/find_sequence_gaps.sql

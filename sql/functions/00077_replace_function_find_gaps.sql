@@ -3,6 +3,7 @@
 -- reader (grant_reader), who may no longer read expectations.status_url,
 -- still gets its gaps, with status_url NULL. The owner and roles that may
 -- read the column see it as before.
+-- begin sql/src/recover/find_gaps.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.find_gaps is the anti-join: expected ids past their deadline with
 -- no event and no tombstone, oldest deadline first.
@@ -42,3 +43,4 @@ COMMENT ON FUNCTION webhooks.find_gaps(text) IS
   'Expected ids (webhooks.expect()) past their deadline with no event and no tombstone, oldest deadline first; '
   'all providers when provider is NULL. Reads only open expectations (partial index expectations_open_idx). '
   'status_url is NULL unless the caller may select webhooks.expectations.status_url (grant_reader does not give it).';
+-- end sql/src/recover/find_gaps.sql

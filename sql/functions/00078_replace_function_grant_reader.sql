@@ -4,6 +4,7 @@
 -- events.body_sha256 (derived from the body) join events.payload among the
 -- columns a reader cannot select. Migration 00079 fixes the roles the old version gave
 -- whole tables to.
+-- begin sql/src/admin/grant_reader.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_reader lets a role watch: the checks and their history, the
 -- materialized views, reconcile runs, expectations, tombstones, gaps,
@@ -61,3 +62,4 @@ COMMENT ON FUNCTION webhooks.grant_reader(text) IS
   'gaps and events, except events.payload, events.body_sha256, expectations.status_url and contradictions.detail '
   '(find_gaps shows it status_url as NULL); no writes, no payloads, no secrets. Run as the owner of schema '
   'webhooks; run it again after migrations that add tables or views.';
+-- end sql/src/admin/grant_reader.sql

@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/recover/_url_origin.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks._url_origin returns the origin of an absolute http(s) URL as
 -- 'scheme://host:port', normalised so that equal origins compare equal: the
@@ -60,3 +61,4 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(text) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks._url_origin(text) IS
   'Private (expect): the origin of an absolute http(s) URL as scheme://host:port, lower-cased, default port '
   'explicit (80/443), userinfo dropped; NULL when url is not an absolute http(s) URL with a valid host and port.';
+-- end sql/src/recover/_url_origin.sql

@@ -4,6 +4,7 @@
 -- the first status_url recorded for an id fixes its origin, so a later call
 -- cannot redirect backfill (and the provider's key) to a host of its choice.
 -- A status_url must now also be a URL whose origin can be read.
+-- begin sql/src/recover/expect.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.expect records, at submit time, that a webhook for an id should
 -- arrive by a deadline; find_gaps() reports it once the deadline has passed
@@ -96,3 +97,4 @@ COMMENT ON FUNCTION webhooks.expect(text, text, timestamptz, text) IS
   'moves the deadline to the new value and replaces status_url when a non-NULL one on the same origin (scheme, '
   'host, port) is given; a status_url on another origin than the stored one raises 22023 and changes nothing; on '
   'a met expectation it changes nothing.';
+-- end sql/src/recover/expect.sql

@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/replay/replay_many.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.replay(event_ids bigint[], reason text) is replay(bigint, text) for
 -- many events in one transaction (the console's bulk action): each listed
@@ -19,18 +20,27 @@
 -- processing, and a row locked by a short write (complete, fail, an ingest
 -- update, a single replay) is replayed from its committed state instead of
 -- being dropped from the result. Rows that are processing in the snapshot are
--- filtered out before any lock is taken, so it never waits on a handler.
+-- filtered out before any lock is taken. A row a worker's batch holds by its
+-- row lock (the row lock as the lease: pending, locked until the batch
+-- commits) is waited for at most 3 s (lock_timeout); once any row has waited
+-- that long the call takes the rows again with SKIP LOCKED, and every row
+-- locked at that moment — the batch's, and any short write's — is skipped
+-- as being processed, instead of the console waiting for the batch. The
+-- table locks are taken first, outside that retry: one held for over 3 s
+-- (behind a migration) raises lock_not_available (55P03) as it is.
 CREATE OR REPLACE FUNCTION webhooks.replay(event_ids bigint[], reason text)
 RETURNS integer
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '3s'
 AS $$
 #variable_conflict use_column
 DECLARE
     c_max_ids CONSTANT integer := 10000;
     v_count   integer;
+    v_ids     bigint[];
 BEGIN
     IF replay.reason IS NULL OR btrim(replay.reason, E' \t\r\n') = '' THEN
         RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN replay.reason IS NULL THEN 'null' ELSE 'blank' END
@@ -49,14 +59,37 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
+    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- Lock the rows first (in id order; a row whose lock was waited for is
+    -- re-checked against the filter), then write them in one statement.
+    BEGIN
+        v_ids := ARRAY(
+            SELECT e.id
+            FROM webhooks.events AS e
+            WHERE e.id = ANY (replay.event_ids)
+              AND e.status <> 'processing'
+              AND e.payload IS NOT NULL
+            ORDER BY e.id
+            FOR UPDATE);
+    EXCEPTION
+        WHEN lock_not_available THEN
+            -- A row stayed locked for over lock_timeout: a running batch
+            -- holds it. Take the others, skip the locked ones.
+            v_ids := ARRAY(
+                SELECT e.id
+                FROM webhooks.events AS e
+                WHERE e.id = ANY (replay.event_ids)
+                  AND e.status <> 'processing'
+                  AND e.payload IS NOT NULL
+                ORDER BY e.id
+                FOR UPDATE SKIP LOCKED);
+    END;
+
+    -- The rows are locked: this statement sees them as they now are.
     WITH picked AS MATERIALIZED (
         SELECT e.id, e.status, e.attempts
         FROM webhooks.events AS e
-        WHERE e.id = ANY (replay.event_ids)
-          AND e.status <> 'processing'
-          AND e.payload IS NOT NULL
-        ORDER BY e.id
-        FOR UPDATE
+        WHERE e.id = ANY (v_ids)
     ), audited AS (
         INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
         SELECT p.id, replay.reason, p.status, p.attempts
@@ -85,7 +118,9 @@ REVOKE ALL ON FUNCTION webhooks.replay(bigint[], text) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks.replay(bigint[], text) IS
   'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, '
   'processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. '
-  'Skips unknown ids, events being processed right now and events whose payload was pruned; duplicates count '
+  'Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once '
+  'a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count '
   'once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock '
   'between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument '
   '(an untyped $1 is ambiguous between the two overloads).';
+-- end sql/src/replay/replay_many.sql

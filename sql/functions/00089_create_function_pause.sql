@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/process/pause.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.pause(provider, reason) stops claim() from handing out the
 -- provider's events (they stay pending, deliveries are still stored) until
@@ -38,3 +39,4 @@ REVOKE ALL ON FUNCTION webhooks.pause(text, text) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks.pause(text, text) IS
   'Pauses processing of a provider: claim() leaves its events pending until resume(provider); ingest goes on. '
   'Audited in webhooks.provider_pauses. Returns true if it was not paused already. Raises 22023 on a blank reason.';
+-- end sql/src/process/pause.sql

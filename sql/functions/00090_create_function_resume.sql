@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/process/resume.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.resume(provider) undoes pause(): claim() hands the provider's
 -- events out again. Audited. Returns false if it was not paused.
@@ -27,3 +28,4 @@ REVOKE ALL ON FUNCTION webhooks.resume(text) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks.resume(text) IS
   'Resumes processing of a paused provider (claim() hands its events out again) and wakes the workers; audited '
   'in webhooks.provider_pauses. Returns false if the provider was not paused.';
+-- end sql/src/process/resume.sql

@@ -4,6 +4,7 @@
 -- read into an array first, so the pick stays the same ordered scan of
 -- events_claimable_idx with one more filter (no join the planner could
 -- reorder).
+-- begin sql/src/process/claim.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.claim hands out up to max_events claimable events to one worker.
 --
@@ -74,3 +75,4 @@ COMMENT ON FUNCTION webhooks.claim(text, integer, interval) IS
   'attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to '
   'complete(), fail() or heartbeat().';
 REVOKE EXECUTE ON FUNCTION webhooks.claim(text, integer, interval) FROM PUBLIC;
+-- end sql/src/process/claim.sql

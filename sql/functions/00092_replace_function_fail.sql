@@ -1,5 +1,6 @@
 -- +goose Up
 -- fail, restated: each failure is also kept in webhooks.event_errors.
+-- begin sql/src/process/fail.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.fail records a failed attempt, fenced like complete(). The event
 -- goes back to pending with an exponential backoff (1 s, 2 s, 4 s ... capped at
@@ -54,3 +55,4 @@ COMMENT ON FUNCTION webhooks.fail(bigint, text, integer, text) IS
   'reached max_attempts). Returns NULL when the lease was lost (nothing changed). error is kept in '
   'last_error (first 8 KiB) and appended to webhooks.event_errors.';
 REVOKE EXECUTE ON FUNCTION webhooks.fail(bigint, text, integer, text) FROM PUBLIC;
+-- end sql/src/process/fail.sql

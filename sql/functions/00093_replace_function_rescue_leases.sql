@@ -1,6 +1,7 @@
 -- +goose Up
 -- rescue_leases, restated: each expired lease is also kept in
 -- webhooks.event_errors, like a failure.
+-- begin sql/src/process/rescue_leases.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.rescue_leases hands expired leases back: an event whose worker
 -- stopped renewing its lease (crashed, hung, partitioned) goes back to
@@ -59,3 +60,4 @@ COMMENT ON FUNCTION webhooks.rescue_leases(integer) IS
   'recording why in last_error and webhooks.event_errors; returns how many were rescued and how many died. The old worker''s '
   'complete() then returns false.';
 REVOKE EXECUTE ON FUNCTION webhooks.rescue_leases(integer) FROM PUBLIC;
+-- end sql/src/process/rescue_leases.sql

@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/admin/_providers.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks._providers() lists the distinct providers of webhooks.events
 -- with a loose index scan of the (provider, external_id) key: one probe per
@@ -25,3 +26,4 @@ $$;
 REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
 COMMENT ON FUNCTION webhooks._providers() IS
   'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
+-- end sql/src/admin/_providers.sql

@@ -1,4 +1,5 @@
 -- +goose Up
+-- begin sql/src/recover/_expectations_masked.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- webhooks._expectations_masked is webhooks.expectations with status_url
 -- shown only to a role that may read that column itself. A status_url may
 -- carry a presigned token, so grant_reader leaves it out; find_gaps reads
@@ -27,3 +28,4 @@ REVOKE ALL ON webhooks._expectations_masked FROM PUBLIC;
 COMMENT ON VIEW webhooks._expectations_masked IS
   'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select '
   'expectations.status_url itself (grant_reader does not give it).';
+-- end sql/src/recover/_expectations_masked.sql

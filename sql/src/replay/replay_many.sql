@@ -1,7 +1,3 @@
--- +goose Up
--- replay(bigint[], text), restated: it no longer waits for a running batch
--- (see 00100): a row a batch holds by its row lock for over 3 s is skipped as
--- being processed (TestReplayDoesNotWaitForABatch).
 -- +goose StatementBegin
 -- webhooks.replay(event_ids bigint[], reason text) is replay(bigint, text) for
 -- many events in one transaction (the console's bulk action): each listed

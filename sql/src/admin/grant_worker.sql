@@ -1,4 +1,3 @@
--- +goose Up
 -- +goose StatementBegin
 -- webhooks.grant_worker lets a role process events: claim, complete, fail,
 -- heartbeat, release, leased_events and process_batch (the two-phase lease),

@@ -5,6 +5,7 @@
 -- waited for the whole batch (minutes for slow handlers) and then replayed
 -- an event that had just run. Now it waits at most 3 s and raises
 -- object_in_use, as for a claimed event (TestReplayDoesNotWaitForABatch).
+-- begin sql/src/replay/replay.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.replay puts an event back to pending on purpose: the only way a
 -- processed event runs again. Every replay is audited in webhooks.replays.
@@ -79,3 +80,4 @@ COMMENT ON FUNCTION webhooks.replay(bigint, text) IS
   'being processed (claimed, or held by a running batch''s row lock for over 3 s: SQLSTATE 55006), a pruned '
   'payload or a blank reason.';
 REVOKE EXECUTE ON FUNCTION webhooks.replay(bigint, text) FROM PUBLIC;
+-- end sql/src/replay/replay.sql

@@ -1,0 +1,26 @@
+-- +goose StatementBegin
+-- webhooks._providers() lists the distinct providers of webhooks.events
+-- with a loose index scan of the (provider, external_id) key: one probe per
+-- provider, whatever the number of events. The console uses it to look an
+-- external id up under every provider.
+CREATE OR REPLACE FUNCTION webhooks._providers()
+RETURNS TABLE (provider text)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH RECURSIVE p AS (
+        (SELECT e.provider FROM webhooks.events AS e ORDER BY e.provider LIMIT 1)
+        UNION ALL
+        SELECT (SELECT e.provider FROM webhooks.events AS e
+                WHERE e.provider > p.provider ORDER BY e.provider LIMIT 1)
+        FROM p
+        WHERE p.provider IS NOT NULL
+    )
+    SELECT p.provider FROM p WHERE p.provider IS NOT NULL
+$$;
+-- +goose StatementEnd
+
+REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
+COMMENT ON FUNCTION webhooks._providers() IS
+  'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
