@@ -90,8 +90,12 @@ image: ## build the OCI image IMAGE (default localhost/pginbox:<version>) with b
 	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh build $(IMAGE)
 
 .PHONY: image-test
-image-test: ## build the image and check it: static binary runs `version` inside it, non-root user, PGINBOX_ADDR
+image-test: ## build the image and run it as a container against a throwaway Postgres: migrate, serve, a signed delivery, /readyz, the admin listener on 0.0.0.0 with a token
 	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh test $(IMAGE)
+
+.PHONY: image-archive
+image-archive: ## build the image and write dist/pginbox-<version>.tar for docker load / podman load
+	@VERSION=$(VERSION) GO=$(GO) ./deploy/image.sh archive $(IMAGE)
 
 SOAK ?= 10m
 SOAK_RATE ?= 100
