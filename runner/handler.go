@@ -13,22 +13,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/pginboxtype"
 )
 
 // Handler processes one claimed event. Handle runs inside the transaction
 // that will complete the event: whatever it writes through tx commits if and
 // only if the event is completed, so its effects in the database happen
 // exactly once. A returned error fails the event (retried with backoff, dead
-// after max_attempts) and rolls back its writes.
-type Handler interface {
-	Handle(ctx context.Context, tx pgx.Tx, ev *Event) error
-}
+// after max_attempts) and rolls back its writes. It is [pginboxtype.Handler].
+type Handler = pginboxtype.Handler
 
-// HandlerFunc adapts a function to a [Handler].
-type HandlerFunc func(ctx context.Context, tx pgx.Tx, ev *Event) error
+// HandlerFunc adapts a function to a [Handler]. It is [pginboxtype.HandlerFunc].
+type HandlerFunc = pginboxtype.HandlerFunc
 
-// Handle calls f(ctx, tx, ev).
-func (f HandlerFunc) Handle(ctx context.Context, tx pgx.Tx, ev *Event) error { return f(ctx, tx, ev) }
+// Event is one claimed row of webhooks.events, as a handler sees it. It is
+// [pginboxtype.Event].
+type Event = pginboxtype.Event
 
 // externalHandler is implemented by handlers whose effects live outside the
 // database (an HTTP call): the runner then completes each event in its own
