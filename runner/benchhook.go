@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/benchhook"
+	"github.com/pginbox/pginbox/internal/process"
 )
 
 // The bench measures the notifier and the event-by-event sql: path on their
@@ -16,13 +18,11 @@ import (
 func init() {
 	benchhook.Register(
 		func(pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) benchhook.Notifier {
-			return newNotifier(pool, interval, newMetrics(pool), log)
+			return newNotifier(pool, interval, metrics.New(pool), log)
 		},
 		func(h any) any {
-			if s, ok := h.(*sqlHandler); ok {
-				perEvent := *s
-				perEvent.perEvent = true
-				return &perEvent
+			if hh, ok := h.(Handler); ok {
+				return process.PerEvent(hh)
 			}
 			return h
 		})

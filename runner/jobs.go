@@ -34,8 +34,8 @@ func (s *Server) prune(ctx context.Context, trigger string) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
-	s.metrics.pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
+	s.metrics.Pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
+	s.metrics.Pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
 	if rep.PayloadsPruned+rep.EventsDeleted > 0 {
 		s.log.Info("retention", "trigger", trigger, "payloads_pruned", rep.PayloadsPruned, "events_deleted", rep.EventsDeleted, "calls", rep.Calls)
 	}
@@ -76,16 +76,16 @@ func (s *Server) backfill(ctx context.Context, _ string) error {
 		}
 		// RunLog logs its own "backfill event-log pass" line.
 		rep, err := backfill.RunLog(ctx, s.work, s.cfg.logs[name], opts)
-		s.metrics.backfillLog.WithLabelValues(name, "listed").Add(float64(rep.Listed))
-		s.metrics.backfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
-		s.metrics.backfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
-		s.metrics.backfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
+		s.metrics.BackfillLog.WithLabelValues(name, "listed").Add(float64(rep.Listed))
+		s.metrics.BackfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
+		s.metrics.BackfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
+		s.metrics.BackfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
 		switch {
 		case rep.Complete:
-			s.metrics.backfillLogPasses.WithLabelValues(name, "complete").Inc()
+			s.metrics.BackfillLogPasses.WithLabelValues(name, "complete").Inc()
 			s.backoff.Succeed(name)
 		default:
-			s.metrics.backfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
+			s.metrics.BackfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
 			if ctx.Err() == nil && !errors.Is(err, backfill.ErrUnauthorized) {
 				s.backoff.Fail(name)
 			}
@@ -122,14 +122,14 @@ func logErrorKind(err error) string {
 func (s *Server) backfillGaps(ctx context.Context, opts backfill.Options) error {
 	// backfill.Run logs its own "backfill pass" line, under component=backfill.
 	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, opts)
-	s.metrics.backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
-	s.metrics.backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
-	s.metrics.backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
-	s.metrics.backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
-	s.metrics.backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
+	s.metrics.Backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
+	s.metrics.Backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
+	s.metrics.Backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
+	s.metrics.Backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
+	s.metrics.Backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
 	for provider, reasons := range rep.RefusedBy {
 		for reason, n := range reasons {
-			s.metrics.backfillRefused.WithLabelValues(provider, reason).Add(float64(n))
+			s.metrics.BackfillRefused.WithLabelValues(provider, reason).Add(float64(n))
 		}
 	}
 	return err

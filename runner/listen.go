@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ type listener struct {
 	PingEvery time.Duration
 	// PingTimeout is how long a ping may take to come back. Default 5s.
 	PingTimeout time.Duration
-	Metrics     *metrics
+	Metrics     *metrics.Set
 	Log         *slog.Logger
 
 	mu      sync.Mutex
@@ -106,7 +107,7 @@ func (l *listener) listenOnce(ctx context.Context) {
 		h := &listenHandler{fn: fn}
 		if first {
 			// One channel counts the connection.
-			h.onConnect = l.Metrics.listenerConnects.Inc
+			h.onConnect = l.Metrics.ListenerConnects.Inc
 			first = false
 		}
 		pl.Handle(channel, h)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"time"
 
@@ -15,13 +16,13 @@ import (
 type notifier struct {
 	Pool     *pgxpool.Pool
 	Interval time.Duration
-	Metrics  *metrics
+	Metrics  *metrics.Set
 	Log      *slog.Logger
 	pending  chan struct{}
 }
 
 // newNotifier returns a notifier; call Run to start it.
-func newNotifier(pool *pgxpool.Pool, interval time.Duration, m *metrics, log *slog.Logger) *notifier {
+func newNotifier(pool *pgxpool.Pool, interval time.Duration, m *metrics.Set, log *slog.Logger) *notifier {
 	return &notifier{Pool: pool, Interval: interval, Metrics: m, Log: log, pending: make(chan struct{}, 1)}
 }
 
@@ -59,6 +60,6 @@ func (n *notifier) Run(ctx context.Context) {
 			}
 			continue
 		}
-		n.Metrics.notifies.Inc()
+		n.Metrics.Notifies.Inc()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"github.com/pginbox/pginbox/internal/metrics"
 	"io"
 	"log/slog"
 	"mime"
@@ -34,7 +35,7 @@ type receiver struct {
 	MaxBody   int64
 	// Timeout bounds the ingest call (503 past it).
 	Timeout time.Duration
-	Metrics *metrics
+	Metrics *metrics.Set
 	Log     *slog.Logger
 	// OnStored is called after a created or updated delivery committed
 	// (wakes workers, schedules a coalesced NOTIFY). Optional.
@@ -53,7 +54,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, "unknown", http.StatusNotFound, "unknown provider")
 		return
 	}
-	defer func() { rc.Metrics.requestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+	defer func() { rc.Metrics.RequestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		rc.reject(w, r, name, http.StatusUnsupportedMediaType, "content type not json")
@@ -96,7 +97,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
 		return
 	}
-	rc.Metrics.deliveries.WithLabelValues(name, res.Outcome).Inc()
+	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}
@@ -131,7 +132,7 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 	var res ingestResult
 	err := rc.Pool.QueryRow(ctx, ingestSQL,
 		provider, d.ExternalID, d.EventType, string(d.Payload), digest).Scan(&res.EventID, &res.Outcome)
-	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
+	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
 }
 
@@ -164,7 +165,7 @@ func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
 func (rc *receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
-	rc.Metrics.rejections.WithLabelValues(provider, reason).Inc()
+	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {
 		level = slog.LevelWarn
@@ -196,7 +197,7 @@ const unsignedConflictNotice = "pginbox: different body under a stored key"
 // different-body deliveries in pginbox_unsigned_key_conflicts_total by
 // provider (only configured names become labels). m returns the metrics,
 // nil until they exist.
-func ingestNotices(m func() *metrics, providers map[string]verify.Provider) pgconn.NoticeHandler {
+func ingestNotices(m func() *metrics.Set, providers map[string]verify.Provider) pgconn.NoticeHandler {
 	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
 		if n.Message != unsignedConflictNotice {
 			return
@@ -206,7 +207,7 @@ func ingestNotices(m func() *metrics, providers map[string]verify.Provider) pgco
 			name = "unknown"
 		}
 		if mm := m(); mm != nil {
-			mm.unsignedConflicts.WithLabelValues(name).Inc()
+			mm.UnsignedConflicts.WithLabelValues(name).Inc()
 		}
 	}
 }

@@ -15,10 +15,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/process"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -33,9 +36,9 @@ type Server struct {
 	// requests waits for one of its connections and never takes one from
 	// the workers or the ingest path.
 	console *pgxpool.Pool
-	metrics *metrics
+	metrics *serverMetrics
 
-	workers  *workerPool
+	workers  *process.Workers
 	notifier *notifier
 	jobs     map[string]*job
 	backoff  *backfill.Backoff // providers whose API keeps failing
@@ -105,7 +108,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	// The ingest path has a pool of its own, so workers never starve it; its
 	// statement makes each commit wait for the WAL flush (see ingestSQL).
 	// Its notices count different bodies under a stored unsigned key.
-	notices := ingestNotices(func() *metrics { return s.metricsOnce() }, cfg.Providers)
+	notices := ingestNotices(s.metricsOnce, cfg.Providers)
 	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices); err != nil {
 		return nil, err
 	}
@@ -123,24 +126,22 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			return nil, err
 		}
 	}
-	if h, ok := cfg.Handler.(*sqlHandler); ok {
-		if err := h.Check(ctx, s.work); err != nil {
-			s.Close()
-			return nil, err
-		}
+	if err := process.Check(ctx, s.work, cfg.Handler); err != nil {
+		s.Close()
+		return nil, err
 	}
+	m := metrics.New(s.console)
 	s.metricsMu.Lock()
-	s.metrics = newMetrics(s.console)
+	s.metrics = &serverMetrics{Set: m, registry: m.Registry}
 	s.metricsMu.Unlock()
-	s.notifier = newNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
+	s.notifier = newNotifier(s.work, cfg.NotifyInterval, m, log.With("component", "notifier"))
 	if cfg.Handler != nil {
 		host, _ := os.Hostname()
-		s.workers = &workerPool{
+		s.workers = &process.Workers{
 			Pool: s.work, Handler: cfg.Handler, N: cfg.Workers, BatchSize: cfg.BatchSize, Lease: cfg.Lease,
-			TwoPhase:     cfg.LeaseMode == "two-phase",
-			GoRowLock:    cfg.LeaseMode == "row-lock",
+			LeaseMode:    cfg.LeaseMode,
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
-			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
+			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: m,
 			Log: log.With("component", "workers"),
 		}
 	}
@@ -211,17 +212,27 @@ func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.Quer
 }
 
 // metricsOnce returns s.metrics, nil while New has not created them yet.
-func (s *Server) metricsOnce() *metrics {
+func (s *Server) metricsOnce() *metrics.Set {
 	s.metricsMu.Lock()
 	defer s.metricsMu.Unlock()
-	return s.metrics
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Set
+}
+
+// serverMetrics is the metrics set the parts record into; registry is
+// what the admin listener serves at /metrics.
+type serverMetrics struct {
+	*metrics.Set
+	registry *prometheus.Registry
 }
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	rc := &receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
-		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
+		Metrics: s.metrics.Set, Log: s.log.With("component", "receiver"), OnStored: s.stored,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)
@@ -312,7 +323,7 @@ func (s *Server) Run(ctx context.Context) error {
 		spawn(s.workers.Run)
 	}
 	for _, j := range s.jobs {
-		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics, s.log.With("component", "schedule")) })
+		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics.Set, s.log.With("component", "schedule")) })
 	}
 	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
 		url := s.direct
@@ -320,7 +331,7 @@ func (s *Server) Run(ctx context.Context) error {
 			url = s.url
 		}
 		l := &listener{
-			URL: url, Pool: s.work, Metrics: s.metrics, Log: s.log.With("component", "listener"),
+			URL: url, Pool: s.work, Metrics: s.metrics.Set, Log: s.log.With("component", "listener"),
 			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
 				"webhooks_events": func(src string) {
@@ -403,4 +414,9 @@ func (s *Server) Close() {
 	if s.console != nil {
 		s.console.Close()
 	}
+}
+
+// readQueue reads the queue depth for the console's status page.
+func readQueue(ctx context.Context, pool *pgxpool.Pool) (metrics.Queue, error) {
+	return metrics.ReadQueue(ctx, pool)
 }
