@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -10,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/benchhook"
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/notify"
 	"github.com/pginbox/pginbox/internal/process"
 )
 
@@ -18,7 +19,7 @@ import (
 func init() {
 	benchhook.Register(
 		func(pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) benchhook.Notifier {
-			return newNotifier(pool, interval, metrics.New(pool), log)
+			return notify.NewNotifier(pool, interval, metrics.New(pool), log)
 		},
 		func(h any) any {
 			if hh, ok := h.(Handler); ok {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"github.com/pginbox/pginbox/internal/metrics"
 	"io"
 	"log/slog"
 	"mime"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 

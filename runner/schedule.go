@@ -2,9 +2,10 @@ package runner
 
 import (
 	"context"
-	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/metrics"
 )
 
 // job is work the runner repeats on a schedule and on demand.

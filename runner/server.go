@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/notify"
 	"github.com/pginbox/pginbox/internal/process"
 )
 
@@ -39,7 +42,7 @@ type Server struct {
 	metrics *serverMetrics
 
 	workers  *process.Workers
-	notifier *notifier
+	notifier *notify.Notifier
 	jobs     map[string]*job
 	backoff  *backfill.Backoff // providers whose API keeps failing
 	mux      *http.ServeMux    // the public listener
@@ -134,7 +137,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	s.metricsMu.Lock()
 	s.metrics = &serverMetrics{Set: m, registry: m.Registry}
 	s.metricsMu.Unlock()
-	s.notifier = newNotifier(s.work, cfg.NotifyInterval, m, log.With("component", "notifier"))
+	s.notifier = notify.NewNotifier(s.work, cfg.NotifyInterval, m, log.With("component", "notifier"))
 	if cfg.Handler != nil {
 		host, _ := os.Hostname()
 		s.workers = &process.Workers{
@@ -330,16 +333,16 @@ func (s *Server) Run(ctx context.Context) error {
 		if url == "" {
 			url = s.url
 		}
-		l := &listener{
+		l := &notify.Listener{
 			URL: url, Pool: s.work, Metrics: s.metrics.Set, Log: s.log.With("component", "listener"),
 			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
-				"webhooks_events": func(src string) {
+				notify.EventsChannel: func(src string) {
 					if s.workers != nil {
 						s.workers.Wake(src)
 					}
 				},
-				"webhooks_reconcile": func(src string) {
+				notify.ReconcileChannel: func(src string) {
 					if src == "notify" {
 						s.triggerJob("reconcile", "notify")
 					}
@@ -419,4 +422,11 @@ func (s *Server) Close() {
 // readQueue reads the queue depth for the console's status page.
 func readQueue(ctx context.Context, pool *pgxpool.Pool) (metrics.Queue, error) {
 	return metrics.ReadQueue(ctx, pool)
+}
+
+// randomToken is a random 16-hex-digit token (the workers' name suffix).
+func randomToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -1,33 +1,44 @@
-package runner
+// Package notify carries wake-ups between runners over Postgres
+// LISTEN/NOTIFY: the [Notifier] sends one coalesced NOTIFY webhooks_events
+// per interval after deliveries committed, and the [Listener] LISTENs on a
+// direct connection, pings itself to detect a half-open one, and calls a
+// function per channel.
+package notify
 
 import (
 	"context"
-	"github.com/pginbox/pginbox/internal/metrics"
 	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/metrics"
 )
 
-// notifier coalesces wake-ups for other runners: however many deliveries are
+// Notifier coalesces wake-ups for other runners: however many deliveries are
 // stored, it sends at most one NOTIFY webhooks_events per Interval, after the
 // deliveries committed and in a statement of its own, so ingest transactions
 // never take NOTIFY's server-wide commit lock.
-type notifier struct {
-	Pool     *pgxpool.Pool
+type Notifier struct {
+	// Pool sends the NOTIFYs.
+	Pool *pgxpool.Pool
+	// Interval is the least time between two NOTIFYs.
 	Interval time.Duration
-	Metrics  *metrics.Set
-	Log      *slog.Logger
-	pending  chan struct{}
+	// Metrics counts the NOTIFYs sent.
+	Metrics *metrics.Set
+	// Log receives failed sends.
+	Log *slog.Logger
+
+	pending chan struct{}
 }
 
-// newNotifier returns a notifier; call Run to start it.
-func newNotifier(pool *pgxpool.Pool, interval time.Duration, m *metrics.Set, log *slog.Logger) *notifier {
-	return &notifier{Pool: pool, Interval: interval, Metrics: m, Log: log, pending: make(chan struct{}, 1)}
+// NewNotifier returns a Notifier; call Run to start it.
+func NewNotifier(pool *pgxpool.Pool, interval time.Duration, m *metrics.Set, log *slog.Logger) *Notifier {
+	return &Notifier{Pool: pool, Interval: interval, Metrics: m, Log: log, pending: make(chan struct{}, 1)}
 }
 
 // Signal asks for a NOTIFY soon. It never blocks.
-func (n *notifier) Signal() {
+func (n *Notifier) Signal() {
 	select {
 	case n.pending <- struct{}{}:
 	default:
@@ -35,7 +46,7 @@ func (n *notifier) Signal() {
 }
 
 // Run sends the coalesced notifications until ctx ends.
-func (n *notifier) Run(ctx context.Context) {
+func (n *Notifier) Run(ctx context.Context) {
 	var last time.Time
 	for {
 		select {
