@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/ingest"
 	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/internal/notify"
 	"github.com/pginbox/pginbox/internal/process"
@@ -109,9 +111,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		mode = pgx.QueryExecModeCacheStatement
 	}
 	// The ingest path has a pool of its own, so workers never starve it; its
-	// statement makes each commit wait for the WAL flush (see ingestSQL).
+	// statement makes each commit wait for the WAL flush (see package ingest).
 	// Its notices count different bodies under a stored unsigned key.
-	notices := ingestNotices(s.metricsOnce, cfg.Providers)
+	notices := ingest.Notices(s.metricsOnce, cfg.Providers)
 	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices); err != nil {
 		return nil, err
 	}
@@ -233,7 +235,7 @@ type serverMetrics struct {
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	rc := &receiver{
+	rc := &ingest.Receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
 		Metrics: s.metrics.Set, Log: s.log.With("component", "receiver"), OnStored: s.stored,
 	}
@@ -429,4 +431,11 @@ func randomToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// writeJSON answers status with v as JSON (the probes and the console).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
