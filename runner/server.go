@@ -21,9 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pginbox/pginbox"
-	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/ingest"
+	"github.com/pginbox/pginbox/internal/maintenance"
 	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/internal/notify"
 	"github.com/pginbox/pginbox/internal/process"
@@ -45,10 +45,9 @@ type Server struct {
 
 	workers  *process.Workers
 	notifier *notify.Notifier
-	jobs     map[string]*job
-	backoff  *backfill.Backoff // providers whose API keeps failing
-	mux      *http.ServeMux    // the public listener
-	adminMux http.Handler      // the operators' listener
+	maint    *maintenance.Maintenance
+	mux      *http.ServeMux // the public listener
+	adminMux http.Handler   // the operators' listener
 	auth     *adminAuth
 	statusC  statusCache
 
@@ -81,7 +80,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	s := &Server{cfg: cfg, url: databaseURL, log: log, jobs: map[string]*job{}, ready: make(chan struct{})}
+	s := &Server{cfg: cfg, url: databaseURL, log: log, ready: make(chan struct{})}
 	var err error
 	if s.schemaVersion, err = latestVersion(); err != nil {
 		return nil, err
@@ -150,7 +149,11 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			Log: log.With("component", "workers"),
 		}
 	}
-	s.addJobs()
+	s.maint = maintenance.New(s.work, maintenance.Config{
+		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
+		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
+		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.backfillTimeout, BackfillLookback: cfg.backfillLookback,
+	}, m, log)
 	s.mux = s.routes()
 	s.auth = newAdminAuth(cfg.AdminToken, cfg.AdminAddr, cfg.AdminHosts)
 	s.adminMux = s.adminRoutes()
@@ -281,15 +284,6 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// triggerJob runs a scheduled job now (see [job.Trigger]); false if unknown.
-func (s *Server) triggerJob(name, why string) bool {
-	j, ok := s.jobs[name]
-	if ok {
-		j.Trigger(why)
-	}
-	return ok
-}
-
 // Run serves until ctx ends, then shuts down gracefully: stop accepting,
 // finish in-flight requests and events (within ShutdownTimeout), release
 // unstarted events, close the pools.
@@ -327,9 +321,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.workers != nil {
 		spawn(s.workers.Run)
 	}
-	for _, j := range s.jobs {
-		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics.Set, s.log.With("component", "schedule")) })
-	}
+	spawn(s.maint.Run)
 	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
 		url := s.direct
 		if url == "" {
@@ -346,7 +338,7 @@ func (s *Server) Run(ctx context.Context) error {
 				},
 				notify.ReconcileChannel: func(src string) {
 					if src == "notify" {
-						s.triggerJob("reconcile", "notify")
+						s.maint.Trigger("reconcile", "notify")
 					}
 				},
 			},
