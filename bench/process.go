@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/benchhook"
+	"github.com/pginbox/pginbox/internal/process"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -53,7 +53,7 @@ type processResult struct {
 	Default   processPoint   `json:"default"`
 	Best      processPoint   `json:"best"`
 	// PerEvent is the default point run event by event from Go
-	// (benchhook.SQLPerEvent: a savepoint, the handler, complete() and
+	// (process.PerEvent: a savepoint, the handler, complete() and
 	// a release per event, one commit per batch), against the default
 	// process_batch() statement per batch.
 	PerEvent   processPoint `json:"default_event_by_event"`
@@ -178,7 +178,7 @@ func runWorkersOpt(ctx context.Context, dbURL string, probe *pgxpool.Pool, worke
 	lease := "row-lock"
 	switch variant {
 	case variantPerEvent:
-		h, lease = benchhook.SQLPerEvent(h), "two-phase"
+		h, lease = process.PerEvent(h), "two-phase"
 	case variantTwoPhase:
 		lease = "two-phase"
 	}

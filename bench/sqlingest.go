@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/benchhook"
-	_ "github.com/pginbox/pginbox/runner" // fills in internal/benchhook
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/notify"
 )
 
 // The three statements compared. ingestSQL is exactly what the runner's
@@ -439,7 +439,7 @@ type notifyResult struct {
 }
 
 // runNotify is scenario 6: ingest with no NOTIFY, with the runner's
-// coalesced NOTIFY (the runner's notifier, through internal/benchhook: at most one pg_notify per 50 ms, in its
+// coalesced NOTIFY (the runner's notifier, internal/notify: at most one pg_notify per 50 ms, in its
 // own statement after the deliveries committed) and with a NOTIFY inside
 // every ingest transaction (notify => true). A listener is connected the
 // whole time, as a runner's would be.
@@ -493,7 +493,7 @@ func runNotify(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		}
 	}()
 
-	notifier := benchhook.NewNotifier(side, 50*time.Millisecond, log.With("component", "notifier"))
+	notifier := notify.NewNotifier(side, 50*time.Millisecond, metrics.New(side), log.With("component", "notifier"))
 	nctx, stopNotifier := context.WithCancel(ctx)
 	defer stopNotifier()
 	go notifier.Run(nctx)

@@ -1,33 +1,15 @@
 package runner
 
 import (
-	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/pginbox/pginbox/internal/benchhook"
 )
 
-// The bench measures the notifier and the event-by-event sql: path on their
-// own; internal/benchhook hands them to it without exporting them here.
-func init() {
-	benchhook.Register(
-		func(pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) benchhook.Notifier {
-			return newNotifier(pool, interval, newMetrics(pool), log)
-		},
-		func(h any) any {
-			if s, ok := h.(*sqlHandler); ok {
-				perEvent := *s
-				perEvent.perEvent = true
-				return &perEvent
-			}
-			return h
-		})
-}
-
+// The console's list statements, for the bench and the plan tests to
+// EXPLAIN (see internal/benchhook).
 func init() {
 	benchhook.RegisterConsole(func(q url.Values) ([]benchhook.Query, error) {
 		r := &http.Request{URL: &url.URL{RawQuery: q.Encode()}}

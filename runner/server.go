@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,10 +18,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pginbox/pginbox"
-	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/ingest"
+	"github.com/pginbox/pginbox/internal/maintenance"
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/notify"
+	"github.com/pginbox/pginbox/internal/process"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -33,14 +41,13 @@ type Server struct {
 	// requests waits for one of its connections and never takes one from
 	// the workers or the ingest path.
 	console *pgxpool.Pool
-	metrics *metrics
+	metrics *serverMetrics
 
-	workers  *workerPool
-	notifier *notifier
-	jobs     map[string]*job
-	backoff  *backfill.Backoff // providers whose API keeps failing
-	mux      *http.ServeMux    // the public listener
-	adminMux http.Handler      // the operators' listener
+	workers  *process.Workers
+	notifier *notify.Notifier
+	maint    *maintenance.Maintenance
+	mux      *http.ServeMux // the public listener
+	adminMux http.Handler   // the operators' listener
 	auth     *adminAuth
 	statusC  statusCache
 
@@ -73,7 +80,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	s := &Server{cfg: cfg, url: databaseURL, log: log, jobs: map[string]*job{}, ready: make(chan struct{})}
+	s := &Server{cfg: cfg, url: databaseURL, log: log, ready: make(chan struct{})}
 	var err error
 	if s.schemaVersion, err = latestVersion(); err != nil {
 		return nil, err
@@ -103,9 +110,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		mode = pgx.QueryExecModeCacheStatement
 	}
 	// The ingest path has a pool of its own, so workers never starve it; its
-	// statement makes each commit wait for the WAL flush (see ingestSQL).
+	// statement makes each commit wait for the WAL flush (see package ingest).
 	// Its notices count different bodies under a stored unsigned key.
-	notices := ingestNotices(func() *metrics { return s.metricsOnce() }, cfg.Providers)
+	notices := ingest.Notices(s.metricsOnce, cfg.Providers)
 	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices); err != nil {
 		return nil, err
 	}
@@ -123,28 +130,30 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			return nil, err
 		}
 	}
-	if h, ok := cfg.Handler.(*sqlHandler); ok {
-		if err := h.Check(ctx, s.work); err != nil {
-			s.Close()
-			return nil, err
-		}
+	if err := process.Check(ctx, s.work, cfg.Handler); err != nil {
+		s.Close()
+		return nil, err
 	}
+	m := metrics.New(s.console)
 	s.metricsMu.Lock()
-	s.metrics = newMetrics(s.console)
+	s.metrics = &serverMetrics{Set: m, registry: m.Registry}
 	s.metricsMu.Unlock()
-	s.notifier = newNotifier(s.work, cfg.NotifyInterval, s.metrics, log.With("component", "notifier"))
+	s.notifier = notify.NewNotifier(s.work, cfg.NotifyInterval, m, log.With("component", "notifier"))
 	if cfg.Handler != nil {
 		host, _ := os.Hostname()
-		s.workers = &workerPool{
+		s.workers = &process.Workers{
 			Pool: s.work, Handler: cfg.Handler, N: cfg.Workers, BatchSize: cfg.BatchSize, Lease: cfg.Lease,
-			TwoPhase:     cfg.LeaseMode == "two-phase",
-			GoRowLock:    cfg.LeaseMode == "row-lock",
+			LeaseMode:    cfg.LeaseMode,
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
-			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: s.metrics,
+			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: m,
 			Log: log.With("component", "workers"),
 		}
 	}
-	s.addJobs()
+	s.maint = maintenance.New(s.work, maintenance.Config{
+		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
+		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
+		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.backfillTimeout, BackfillLookback: cfg.backfillLookback,
+	}, m, log)
 	s.mux = s.routes()
 	s.auth = newAdminAuth(cfg.AdminToken, cfg.AdminAddr, cfg.AdminHosts)
 	s.adminMux = s.adminRoutes()
@@ -211,17 +220,27 @@ func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.Quer
 }
 
 // metricsOnce returns s.metrics, nil while New has not created them yet.
-func (s *Server) metricsOnce() *metrics {
+func (s *Server) metricsOnce() *metrics.Set {
 	s.metricsMu.Lock()
 	defer s.metricsMu.Unlock()
-	return s.metrics
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Set
+}
+
+// serverMetrics is the metrics set the parts record into; registry is
+// what the admin listener serves at /metrics.
+type serverMetrics struct {
+	*metrics.Set
+	registry *prometheus.Registry
 }
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	rc := &receiver{
+	rc := &ingest.Receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
-		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
+		Metrics: s.metrics.Set, Log: s.log.With("component", "receiver"), OnStored: s.stored,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)
@@ -265,15 +284,6 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// triggerJob runs a scheduled job now (see [job.Trigger]); false if unknown.
-func (s *Server) triggerJob(name, why string) bool {
-	j, ok := s.jobs[name]
-	if ok {
-		j.Trigger(why)
-	}
-	return ok
-}
-
 // Run serves until ctx ends, then shuts down gracefully: stop accepting,
 // finish in-flight requests and events (within ShutdownTimeout), release
 // unstarted events, close the pools.
@@ -311,26 +321,24 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.workers != nil {
 		spawn(s.workers.Run)
 	}
-	for _, j := range s.jobs {
-		spawn(func(ctx context.Context) { j.Loop(ctx, s.metrics, s.log.With("component", "schedule")) })
-	}
+	spawn(s.maint.Run)
 	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
 		url := s.direct
 		if url == "" {
 			url = s.url
 		}
-		l := &listener{
-			URL: url, Pool: s.work, Metrics: s.metrics, Log: s.log.With("component", "listener"),
+		l := &notify.Listener{
+			URL: url, Pool: s.work, Metrics: s.metrics.Set, Log: s.log.With("component", "listener"),
 			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
-				"webhooks_events": func(src string) {
+				notify.EventsChannel: func(src string) {
 					if s.workers != nil {
 						s.workers.Wake(src)
 					}
 				},
-				"webhooks_reconcile": func(src string) {
+				notify.ReconcileChannel: func(src string) {
 					if src == "notify" {
-						s.triggerJob("reconcile", "notify")
+						s.maint.Trigger("reconcile", "notify")
 					}
 				},
 			},
@@ -403,4 +411,23 @@ func (s *Server) Close() {
 	if s.console != nil {
 		s.console.Close()
 	}
+}
+
+// readQueue reads the queue depth for the console's status page.
+func readQueue(ctx context.Context, pool *pgxpool.Pool) (metrics.Queue, error) {
+	return metrics.ReadQueue(ctx, pool)
+}
+
+// randomToken is a random 16-hex-digit token (the workers' name suffix).
+func randomToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeJSON answers status with v as JSON (the probes and the console).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

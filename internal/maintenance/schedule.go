@@ -1,9 +1,11 @@
-package runner
+package maintenance
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/metrics"
 )
 
 // job is work the runner repeats on a schedule and on demand.
@@ -35,7 +37,7 @@ func (j *job) Trigger(why string) {
 
 // Loop runs the job until ctx ends: every Every (the first time after one
 // period) and whenever triggered.
-func (j *job) Loop(ctx context.Context, m *metrics, log *slog.Logger) {
+func (j *job) Loop(ctx context.Context, m *metrics.Set, log *slog.Logger) {
 	var tick <-chan time.Time
 	if j.Every > 0 {
 		t := time.NewTicker(j.Every)
@@ -56,10 +58,10 @@ func (j *job) Loop(ctx context.Context, m *metrics, log *slog.Logger) {
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			m.scheduledRuns.WithLabelValues(j.Name, "error").Inc()
+			m.ScheduledRuns.WithLabelValues(j.Name, "error").Inc()
 			log.Warn("scheduled job failed", "job", j.Name, "trigger", why, "error", err)
 		default:
-			m.scheduledRuns.WithLabelValues(j.Name, "ok").Inc()
+			m.ScheduledRuns.WithLabelValues(j.Name, "ok").Inc()
 			log.Debug("scheduled job done", "job", j.Name, "trigger", why, "took", time.Since(start))
 		}
 	}

@@ -1,4 +1,4 @@
-package runner
+package maintenance
 
 import (
 	"context"
@@ -13,29 +13,15 @@ import (
 	"github.com/pginbox/pginbox/internal/views"
 )
 
-// addJobs registers the scheduled jobs: reconciliation, backfill (asked for
-// by each scheduled reconcile pass), view refresh plus anomaly checks, and
-// retention.
-func (s *Server) addJobs() {
-	s.jobs["reconcile"] = newJob("reconcile", s.cfg.ReconcileEvery, s.reconcile)
-	s.jobs["checks"] = newJob("checks", s.cfg.ChecksEvery, s.checks)
-	s.jobs["prune"] = newJob("prune", s.cfg.PruneEvery, s.prune)
-	if len(s.cfg.backfill) > 0 || len(s.cfg.logs) > 0 {
-		// Triggered after each scheduled reconcile pass, never on a clock of its own.
-		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
-		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
-	}
-}
-
 // prune enforces retention in short transactions: webhooks.prune() is
 // called with a small max_rows until it reports nothing more to do.
-func (s *Server) prune(ctx context.Context, trigger string) error {
-	rep, err := retention.Prune(ctx, s.work, s.cfg.KeepPayload, s.cfg.KeepKeys)
+func (s *Maintenance) prune(ctx context.Context, trigger string) error {
+	rep, err := retention.Prune(ctx, s.pool, s.cfg.KeepPayload, s.cfg.KeepKeys)
 	if err != nil {
 		return err
 	}
-	s.metrics.pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
-	s.metrics.pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
+	s.metrics.Pruned.WithLabelValues("payload").Add(float64(rep.PayloadsPruned))
+	s.metrics.Pruned.WithLabelValues("event").Add(float64(rep.EventsDeleted))
 	if rep.PayloadsPruned+rep.EventsDeleted > 0 {
 		s.log.Info("retention", "trigger", trigger, "payloads_pruned", rep.PayloadsPruned, "events_deleted", rep.EventsDeleted, "calls", rep.Calls)
 	}
@@ -46,9 +32,9 @@ func (s *Server) prune(ctx context.Context, trigger string) error {
 // another pass holds its lock) and, after scheduled passes, asks the backfill
 // job for a pass: backfill is a job of its own, so a slow or hung provider
 // API never delays the next reconcile pass (and its lease rescue).
-func (s *Server) reconcile(ctx context.Context, trigger string) error {
+func (s *Maintenance) reconcile(ctx context.Context, trigger string) error {
 	var out []byte
-	if err := s.work.QueryRow(ctx, `SELECT webhooks.reconcile($1)`, trigger).Scan(&out); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT webhooks.reconcile($1)`, trigger).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	s.log.Info("reconcile pass", "trigger", trigger, "result", string(out))
@@ -61,13 +47,13 @@ func (s *Server) reconcile(ctx context.Context, trigger string) error {
 // backfill runs one backfill pass, bounded by its deadline, skipping the
 // providers whose API kept failing (s.backoff): the gaps of per-id APIs
 // (Sume), then each provider's event log (Stripe, GitHub).
-func (s *Server) backfill(ctx context.Context, _ string) error {
-	opts := backfill.Options{Logger: s.log, PassTimeout: s.cfg.backfillTimeout, Backoff: s.backoff, Lookback: s.cfg.backfillLookback}
+func (s *Maintenance) backfill(ctx context.Context, _ string) error {
+	opts := backfill.Options{Logger: s.log, PassTimeout: s.cfg.BackfillTimeout, Backoff: s.backoff, Lookback: s.cfg.BackfillLookback}
 	var errs []error
-	if len(s.cfg.backfill) > 0 {
+	if len(s.cfg.Backfill) > 0 {
 		errs = append(errs, s.backfillGaps(ctx, opts))
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.cfg.logs)) {
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.Logs)) {
 		if ctx.Err() != nil {
 			break
 		}
@@ -75,17 +61,17 @@ func (s *Server) backfill(ctx context.Context, _ string) error {
 			continue
 		}
 		// RunLog logs its own "backfill event-log pass" line.
-		rep, err := backfill.RunLog(ctx, s.work, s.cfg.logs[name], opts)
-		s.metrics.backfillLog.WithLabelValues(name, "listed").Add(float64(rep.Listed))
-		s.metrics.backfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
-		s.metrics.backfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
-		s.metrics.backfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
+		rep, err := backfill.RunLog(ctx, s.pool, s.cfg.Logs[name], opts)
+		s.metrics.BackfillLog.WithLabelValues(name, "listed").Add(float64(rep.Listed))
+		s.metrics.BackfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
+		s.metrics.BackfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
+		s.metrics.BackfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
 		switch {
 		case rep.Complete:
-			s.metrics.backfillLogPasses.WithLabelValues(name, "complete").Inc()
+			s.metrics.BackfillLogPasses.WithLabelValues(name, "complete").Inc()
 			s.backoff.Succeed(name)
 		default:
-			s.metrics.backfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
+			s.metrics.BackfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
 			if ctx.Err() == nil && !errors.Is(err, backfill.ErrUnauthorized) {
 				s.backoff.Fail(name)
 			}
@@ -119,28 +105,28 @@ func logErrorKind(err error) string {
 }
 
 // backfillGaps runs one pass over the gaps of the per-id APIs.
-func (s *Server) backfillGaps(ctx context.Context, opts backfill.Options) error {
+func (s *Maintenance) backfillGaps(ctx context.Context, opts backfill.Options) error {
 	// backfill.Run logs its own "backfill pass" line, under component=backfill.
-	rep, err := backfill.Run(ctx, s.work, s.cfg.backfill, opts)
-	s.metrics.backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
-	s.metrics.backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
-	s.metrics.backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
-	s.metrics.backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
-	s.metrics.backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
+	rep, err := backfill.Run(ctx, s.pool, s.cfg.Backfill, opts)
+	s.metrics.Backfill.WithLabelValues("ingested").Add(float64(rep.Ingested))
+	s.metrics.Backfill.WithLabelValues("duplicate").Add(float64(rep.Duplicates))
+	s.metrics.Backfill.WithLabelValues("tombstoned").Add(float64(rep.Tombstoned))
+	s.metrics.Backfill.WithLabelValues("postponed").Add(float64(rep.Postponed))
+	s.metrics.Backfill.WithLabelValues("failed").Add(float64(rep.Failed + rep.Malformed + rep.Unauthorized))
 	for provider, reasons := range rep.RefusedBy {
 		for reason, n := range reasons {
-			s.metrics.backfillRefused.WithLabelValues(provider, reason).Add(float64(n))
+			s.metrics.BackfillRefused.WithLabelValues(provider, reason).Add(float64(n))
 		}
 	}
 	return err
 }
 
 // checks refreshes the views and evaluates the anomaly checks.
-func (s *Server) checks(ctx context.Context, _ string) error {
-	if err := views.Refresh(ctx, s.work); err != nil {
+func (s *Maintenance) checks(ctx context.Context, _ string) error {
+	if err := views.Refresh(ctx, s.pool); err != nil {
 		return err
 	}
-	if _, err := s.work.Exec(ctx, `SELECT count(*) FROM webhooks.run_checks()`); err != nil {
+	if _, err := s.pool.Exec(ctx, `SELECT count(*) FROM webhooks.run_checks()`); err != nil {
 		return fmt.Errorf("run checks: %w", err)
 	}
 	return nil

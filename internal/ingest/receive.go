@@ -1,4 +1,8 @@
-package runner
+// Package ingest receives webhook deliveries: POST /webhooks/{provider}
+// reads the raw body, verifies it with the provider's verifier (package
+// verify), and stores it with one webhooks.ingest_webhook() call whose
+// commit is durable before the 2xx answer.
+package ingest
 
 import (
 	"context"
@@ -15,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -24,18 +29,23 @@ type ingestResult struct {
 	Outcome string `json:"outcome"`
 }
 
-// receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
+// Receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
 // the signature over those exact bytes, extracts the idempotency key and
 // stores the delivery with webhooks.ingest_webhook(). It answers 2xx only
 // once the row is committed.
-type receiver struct {
-	Pool      *pgxpool.Pool
+type Receiver struct {
+	// Pool is the ingest pool: the HTTP path's own, never starved by workers.
+	Pool *pgxpool.Pool
+	// Providers maps the {provider} path value to its verifier.
 	Providers map[string]verify.Provider
-	MaxBody   int64
+	// MaxBody is the largest body accepted (413 past it).
+	MaxBody int64
 	// Timeout bounds the ingest call (503 past it).
 	Timeout time.Duration
-	Metrics *metrics
-	Log     *slog.Logger
+	// Metrics counts deliveries, rejections and their timings.
+	Metrics *metrics.Set
+	// Log receives rejections and database failures.
+	Log *slog.Logger
 	// OnStored is called after a created or updated delivery committed
 	// (wakes workers, schedules a coalesced NOTIFY). Optional.
 	OnStored func()
@@ -44,7 +54,7 @@ type receiver struct {
 }
 
 // ServeHTTP handles one delivery.
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := r.PathValue("provider")
 	p, ok := rc.Providers[name]
@@ -53,7 +63,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, "unknown", http.StatusNotFound, "unknown provider")
 		return
 	}
-	defer func() { rc.Metrics.requestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+	defer func() { rc.Metrics.RequestSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		rc.reject(w, r, name, http.StatusUnsupportedMediaType, "content type not json")
@@ -96,7 +106,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
 		return
 	}
-	rc.Metrics.deliveries.WithLabelValues(name, res.Outcome).Inc()
+	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}
@@ -116,7 +126,7 @@ const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2,
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
 
-func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
+func (rc *Receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -131,7 +141,7 @@ func (rc *receiver) ingest(ctx context.Context, provider string, d verify.Delive
 	var res ingestResult
 	err := rc.Pool.QueryRow(ctx, ingestSQL,
 		provider, d.ExternalID, d.EventType, string(d.Payload), digest).Scan(&res.EventID, &res.Outcome)
-	rc.Metrics.ingestSeconds.Observe(time.Since(start).Seconds())
+	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
 	return res, err
 }
 
@@ -152,7 +162,7 @@ func permanent(err error) *pgconn.PgError {
 	return nil
 }
 
-func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
+func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
 	var rej *verify.RejectError
 	if errors.As(err, &rej) {
 		rc.reject(w, r, provider, rej.Status, rej.Reason)
@@ -163,8 +173,8 @@ func (rc *receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
-func (rc *receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
-	rc.Metrics.rejections.WithLabelValues(provider, reason).Inc()
+func (rc *Receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
+	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {
 		level = slog.LevelWarn
@@ -185,28 +195,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// unsignedConflictNotice is the NOTICE webhooks.ingest_webhook raises when a
-// different body arrives under a stored key the provider does not sign; its
-// DETAIL starts "provider <name>, external_id ...".
-const unsignedConflictNotice = "pginbox: different body under a stored key"
-
-// ingestNotices returns the ingest pool's notice handler: it counts refused
-// different-body deliveries in pginbox_unsigned_key_conflicts_total by
-// provider (only configured names become labels). m returns the metrics,
-// nil until they exist.
-func ingestNotices(m func() *metrics, providers map[string]verify.Provider) pgconn.NoticeHandler {
-	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		if n.Message != unsignedConflictNotice {
-			return
-		}
-		name, _, _ := strings.Cut(strings.TrimPrefix(n.Detail, "provider "), ",")
-		if _, ok := providers[name]; !ok {
-			name = "unknown"
-		}
-		if mm := m(); mm != nil {
-			mm.unsignedConflicts.WithLabelValues(name).Inc()
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package runner
+package notify
 
 import (
 	"context"
@@ -16,12 +16,21 @@ import (
 	"github.com/jackc/pgxlisten"
 
 	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/metrics"
 )
 
-// pingChannel carries the listener's own liveness pings.
-const pingChannel = "webhooks_ping"
+// The channels pginbox notifies on.
+const (
+	// EventsChannel wakes workers: events were stored (the coalesced
+	// NOTIFY a [Notifier] sends, or another stack's).
+	EventsChannel = "webhooks_events"
+	// ReconcileChannel asks for a reconcile pass now.
+	ReconcileChannel = "webhooks_reconcile"
+	// pingChannel carries the listener's own liveness pings.
+	pingChannel = "webhooks_ping"
+)
 
-// listener LISTENs on a direct connection (pgxlisten) and calls a function
+// Listener LISTENs on a direct connection (pgxlisten) and calls a function
 // per channel on each notification and after each (re)connect, when work may
 // have piled up unseen. Handlers only signal; they never block the listener.
 //
@@ -30,7 +39,7 @@ const pingChannel = "webhooks_ping"
 // when it does not come back within PingTimeout, drops the connection and
 // reconnects. Workers also poll, so a dead listener delays work by at most
 // the poll interval and loses nothing.
-type listener struct {
+type Listener struct {
 	// URL is the direct connection string (not through a transaction pooler).
 	URL string
 	// Channels maps channel names to what to do on a notification.
@@ -43,15 +52,17 @@ type listener struct {
 	PingEvery time.Duration
 	// PingTimeout is how long a ping may take to come back. Default 5s.
 	PingTimeout time.Duration
-	Metrics     *metrics
-	Log         *slog.Logger
+	// Metrics counts the connections established.
+	Metrics *metrics.Set
+	// Log receives reconnects and failed pings.
+	Log *slog.Logger
 
 	mu      sync.Mutex
 	waiting map[string]chan struct{}
 }
 
 // Run listens until ctx ends.
-func (l *listener) Run(ctx context.Context) {
+func (l *Listener) Run(ctx context.Context) {
 	if l.ReconnectDelay == 0 {
 		l.ReconnectDelay = time.Second
 	}
@@ -78,7 +89,7 @@ func (l *listener) Run(ctx context.Context) {
 	}
 }
 
-func (l *listener) listenOnce(ctx context.Context) {
+func (l *Listener) listenOnce(ctx context.Context) {
 	pl := &pgxlisten.Listener{
 		Connect: func(ctx context.Context) (*pgx.Conn, error) {
 			cfg, err := database.ConnConfig(l.URL, "pginbox-listener")
@@ -106,7 +117,7 @@ func (l *listener) listenOnce(ctx context.Context) {
 		h := &listenHandler{fn: fn}
 		if first {
 			// One channel counts the connection.
-			h.onConnect = l.Metrics.listenerConnects.Inc
+			h.onConnect = l.Metrics.ListenerConnects.Inc
 			first = false
 		}
 		pl.Handle(channel, h)
@@ -125,7 +136,7 @@ func (l *listener) listenOnce(ctx context.Context) {
 
 // watch pings the listener through the pool; a ping that does not come back
 // in time cancels the listen context so Run reconnects.
-func (l *listener) watch(ctx context.Context, cancel context.CancelFunc) {
+func (l *Listener) watch(ctx context.Context, cancel context.CancelFunc) {
 	if l.PingEvery < 0 || l.Pool == nil {
 		<-ctx.Done()
 		return
@@ -164,12 +175,13 @@ func (l *listener) watch(ctx context.Context, cancel context.CancelFunc) {
 	}
 }
 
-func (l *listener) forget(token string) {
+func (l *Listener) forget(token string) {
 	l.mu.Lock()
 	delete(l.waiting, token)
 	l.mu.Unlock()
 }
 
+// randomToken is a random 16-hex-digit token.
 func randomToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])

@@ -1,4 +1,4 @@
-package runner
+package process
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/pginboxtype"
 )
 
 // TestRowLockBatchShrinksWhenHandlersAreSlow: under the row lock a whole
@@ -30,7 +32,7 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 	// A Go handler records, in its own transaction, whether it runs under
 	// the row lock: the row is still pending then (a claim makes it
 	// processing).
-	record := func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+	record := func(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event) error {
 		_, err := tx.Exec(ctx, `INSERT INTO app.ran SELECT id, status = 'pending' FROM webhooks.events WHERE id = $1`, ev.ID)
 		return err
 	}
@@ -40,10 +42,10 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		handler Handler
+		handler pginboxtype.Handler
 	}{
 		{"sql", sqlSlow},
-		{"go", HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+		{"go", pginboxtype.HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event) error {
 			if err := record(ctx, tx, ev); err != nil {
 				return err
 			}
@@ -54,7 +56,7 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 				return nil
 			}
 		})},
-		{"go ignoring its context", HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *Event) error {
+		{"go ignoring its context", pginboxtype.HandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event) error {
 			if err := record(ctx, tx, ev); err != nil {
 				return err
 			}
@@ -70,7 +72,7 @@ func TestRowLockBatchShrinksWhenHandlersAreSlow(t *testing.T) {
 	}
 }
 
-func slowHandlersShrinkTheBatch(t *testing.T, h Handler) {
+func slowHandlersShrinkTheBatch(t *testing.T, h pginboxtype.Handler) {
 	pool := pgtest.NewPool(t, 8)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `
@@ -87,10 +89,10 @@ func slowHandlersShrinkTheBatch(t *testing.T, h Handler) {
 		       webhooks.ingest_webhook('p', 'e' || g, 't', '{}')`); err != nil {
 		t.Fatal(err)
 	}
-	w := &workerPool{
-		Pool: pool, Handler: h, N: 2, BatchSize: 16, Lease: 10 * time.Second, GoRowLock: true,
+	w := &Workers{
+		Pool: pool, Handler: h, N: 2, BatchSize: 16, Lease: 10 * time.Second, LeaseMode: "row-lock",
 		PollInterval: 50 * time.Millisecond, ShutdownTimeout: 5 * time.Second, HandlerTimeout: 300 * time.Millisecond,
-		Name: "adapt", Metrics: newMetrics(pool), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Name: "adapt", Metrics: metrics.New(pool), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	w.fallbackWindow = 200 * time.Millisecond
 	if got := w.batchStatementTimeout(); got != 300*time.Millisecond {
@@ -162,7 +164,7 @@ func TestLockBatchDone(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := &workerPool{BatchSize: 100, Lease: 10 * time.Second, HandlerTimeout: time.Second}
+			w := &Workers{BatchSize: 100, Lease: 10 * time.Second, HandlerTimeout: time.Second}
 			if c.start != 100 {
 				w.lockLimit.Store(int64(c.start))
 			}

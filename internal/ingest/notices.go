@@ -1,0 +1,34 @@
+package ingest
+
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/runner/verify"
+)
+
+// unsignedConflictNotice is the NOTICE webhooks.ingest_webhook raises when a
+// different body arrives under a stored key the provider does not sign; its
+// DETAIL starts "provider <name>, external_id ...".
+const unsignedConflictNotice = "pginbox: different body under a stored key"
+
+// Notices returns the ingest pool's notice handler: it counts refused
+// different-body deliveries in pginbox_unsigned_key_conflicts_total by
+// provider (only configured names become labels). m returns the metrics,
+// nil until they exist.
+func Notices(m func() *metrics.Set, providers map[string]verify.Provider) pgconn.NoticeHandler {
+	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if n.Message != unsignedConflictNotice {
+			return
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(n.Detail, "provider "), ",")
+		if _, ok := providers[name]; !ok {
+			name = "unknown"
+		}
+		if mm := m(); mm != nil {
+			mm.UnsignedConflicts.WithLabelValues(name).Inc()
+		}
+	}
+}

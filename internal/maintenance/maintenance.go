@@ -1,0 +1,88 @@
+// Package maintenance runs the runner's scheduled jobs: reconciliation
+// (lease rescue and gap detection, webhooks.reconcile()), backfill from the
+// providers' APIs after each scheduled reconcile pass, the view refreshes
+// and anomaly checks, and retention. Each job runs on its own clock and on
+// demand ([Maintenance.Trigger]); passes of one job never overlap.
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/metrics"
+)
+
+// Config schedules the jobs. A zero or negative period runs a job only when
+// triggered; the runner passes its own defaults.
+type Config struct {
+	// ReconcileEvery schedules webhooks.reconcile() passes.
+	ReconcileEvery time.Duration
+	// ChecksEvery schedules the view refreshes and anomaly checks.
+	ChecksEvery time.Duration
+	// PruneEvery schedules retention.
+	PruneEvery time.Duration
+	// KeepPayload and KeepKeys are retention's ages (see package retention).
+	KeepPayload, KeepKeys time.Duration
+	// Backfill are the per-id provider APIs a backfill pass asks after each
+	// scheduled reconcile pass; Logs the providers' event logs it reads.
+	// Both empty: no backfill job.
+	Backfill map[string]backfill.StatusAPI
+	Logs     map[string]backfill.EventLog
+	// BackfillTimeout bounds one backfill pass; BackfillLookback is how
+	// far back a provider's first event-log pass reads.
+	BackfillTimeout, BackfillLookback time.Duration
+}
+
+// Maintenance holds the scheduled jobs of one runner.
+type Maintenance struct {
+	pool    *pgxpool.Pool
+	cfg     Config
+	metrics *metrics.Set
+	log     *slog.Logger
+	jobs    map[string]*job
+	backoff *backfill.Backoff // providers whose API keeps failing
+}
+
+// New registers the jobs: reconciliation, backfill (asked for by each
+// scheduled reconcile pass), view refresh plus anomaly checks, and
+// retention. They run on pool once Run is called.
+func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Maintenance {
+	s := &Maintenance{pool: pool, cfg: cfg, metrics: m, log: log, jobs: map[string]*job{}}
+	s.jobs["reconcile"] = newJob("reconcile", cfg.ReconcileEvery, s.reconcile)
+	s.jobs["checks"] = newJob("checks", cfg.ChecksEvery, s.checks)
+	s.jobs["prune"] = newJob("prune", cfg.PruneEvery, s.prune)
+	if len(cfg.Backfill) > 0 || len(cfg.Logs) > 0 {
+		// Triggered after each scheduled reconcile pass, never on a clock of its own.
+		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
+		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
+	}
+	return s
+}
+
+// Run runs every job until ctx ends.
+func (s *Maintenance) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, j := range s.jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.Loop(ctx, s.metrics, s.log.With("component", "schedule"))
+		}()
+	}
+	wg.Wait()
+}
+
+// Trigger runs the named job now (see [job.Trigger]); false if there is no
+// such job.
+func (s *Maintenance) Trigger(name, why string) bool {
+	j, ok := s.jobs[name]
+	if ok {
+		j.Trigger(why)
+	}
+	return ok
+}

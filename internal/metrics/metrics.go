@@ -1,0 +1,214 @@
+// Package metrics holds the runner's Prometheus metrics (all named
+// pginbox_*) in one [Set] that every part records into — ingest, the
+// workers, the notifier and listener, the schedules — and the collectors
+// read from the database at scrape time (queue depth, anomaly checks).
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Set is the runner's metrics, registered in Registry.
+type Set struct {
+	// Registry holds every metric below plus the Go, process, queue and
+	// check collectors; the admin listener serves it at /metrics.
+	Registry *prometheus.Registry
+
+	// Deliveries counts verified deliveries stored, by provider and outcome.
+	Deliveries *prometheus.CounterVec
+	// Rejections counts deliveries answered non-2xx, by provider and reason.
+	Rejections *prometheus.CounterVec
+	// RequestSeconds times POST /webhooks/{provider}, by provider.
+	RequestSeconds *prometheus.HistogramVec
+	// IngestSeconds times the webhooks.ingest_webhook() call.
+	IngestSeconds prometheus.Histogram
+	// Claimed counts events taken by this runner's workers.
+	Claimed prometheus.Counter
+	// Completed counts events whose handler succeeded and committed.
+	Completed prometheus.Counter
+	// Failed counts handler failures by the event's new status (pending|dead).
+	Failed *prometheus.CounterVec
+	// LostLeases counts completions refused by the fence.
+	LostLeases prometheus.Counter
+	// Released counts claimed events handed back unstarted.
+	Released prometheus.Counter
+	// HandlerSeconds times one handler call.
+	HandlerSeconds prometheus.Histogram
+	// HandlerPanics counts handler panics.
+	HandlerPanics prometheus.Counter
+	// BatchFallbacks counts batch statements that overran or failed whole.
+	BatchFallbacks prometheus.Counter
+	// ListenerConnects counts LISTEN connections established.
+	ListenerConnects prometheus.Counter
+	// Wakeups counts worker wake-ups by source (local|notify|poll|backlog|…).
+	Wakeups *prometheus.CounterVec
+	// Notifies counts coalesced NOTIFY webhooks_events sent.
+	Notifies prometheus.Counter
+	// ScheduledRuns counts scheduled job passes by job and result.
+	ScheduledRuns *prometheus.CounterVec
+	// Pruned counts rows removed by retention, by kind (payload|event).
+	Pruned *prometheus.CounterVec
+	// Backfill counts gaps settled by backfill, by outcome.
+	Backfill *prometheus.CounterVec
+	// BackfillRefused counts backfill requests not made or answers not
+	// taken, by provider and reason.
+	BackfillRefused *prometheus.CounterVec
+	// BackfillLog counts what event-log passes found, by provider and outcome.
+	BackfillLog *prometheus.CounterVec
+	// BackfillLogPasses counts event-log passes by provider and result.
+	BackfillLogPasses *prometheus.CounterVec
+	// UnsignedConflicts counts deliveries refused for carrying a different
+	// body under a stored key the provider does not sign, by provider.
+	UnsignedConflicts *prometheus.CounterVec
+}
+
+// New registers the runner's metrics, the Go and process collectors,
+// and a queue-depth gauge read from the database at scrape time.
+func New(pool *pgxpool.Pool) *Set {
+	r := prometheus.NewRegistry()
+	m := &Set{
+		Registry: r,
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pginbox_deliveries_total", Help: "Verified deliveries stored, by provider and outcome (created, updated, duplicate).",
+		}, []string{"provider", "outcome"}),
+		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pginbox_rejections_total", Help: "Deliveries answered with a non-2xx status, by provider and reason; none wrote a row.",
+		}, []string{"provider", "reason"}),
+		RequestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pginbox_request_duration_seconds", Help: "Time to answer POST /webhooks/{provider}.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"provider"}),
+		IngestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_ingest_duration_seconds", Help: "Time of the webhooks.ingest_webhook() call.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
+		}),
+		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
+		Completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
+		Failed:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_events_failed_total", Help: "Handler failures, by the event's new status (pending: retried later, dead)."}, []string{"status"}),
+		LostLeases: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_lost_leases_total", Help: "Completions refused because the lease was lost; the handler's writes rolled back."}),
+		Released:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_released_total", Help: "Claimed events handed back unstarted (shutdown)."}),
+		HandlerSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_handler_duration_seconds", Help: "Time a handler took for one event.",
+			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
+		}),
+		HandlerPanics:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_handler_panics_total", Help: "Handler panics (each failed its event)."}),
+		BatchFallbacks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_batch_fallbacks_total", Help: "sql: batch statements (process_pending or process_batch) that overran or failed as a whole: the batch ran again with the two-phase lease, or event by event."}),
+		ListenerConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_listener_connects_total", Help: "LISTEN connections established (more than one means reconnects)."}),
+		Wakeups:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_worker_wakeups_total", Help: "Worker wake-ups by source."}, []string{"source"}),
+		Notifies:         prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_notifies_total", Help: "Coalesced NOTIFY webhooks_events sent."}),
+		ScheduledRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_scheduled_runs_total", Help: "Scheduled jobs run, by job and result."}, []string{"job", "result"}),
+		Backfill:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_total", Help: "Gaps settled by backfill, by outcome (ingested, duplicate, tombstoned, postponed, failed)."}, []string{"outcome"}),
+		BackfillRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_refused_total",
+			Help: "Backfill requests not made or answers not taken (status_url on another origin, redirect, refused dial), by provider and reason."},
+			[]string{"provider", "reason"}),
+		BackfillLog: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_events_total",
+			Help: "Event-log backfill (Stripe events, GitHub App deliveries), by provider and outcome: listed, recovered (stored as new), duplicate (already stored), page (pages read)."},
+			[]string{"provider", "outcome"}),
+		BackfillLogPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_passes_total",
+			Help: "Event-log backfill passes by provider and result: complete (checkpoint moved), or why one was cut short (unauthorized, api_error, malformed, refused, cut_short, error)."},
+			[]string{"provider", "result"}),
+		UnsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
+			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
+			[]string{"provider"}),
+		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
+	}
+	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
+		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
+		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if pool != nil {
+		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})
+	}
+	return m
+}
+
+var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events pending, processing or dead, read at scrape time.", []string{"status"}, nil)
+var oldestPendingDesc = prometheus.NewDesc("pginbox_oldest_pending_seconds", "Age of the oldest claimable pending event.", nil, nil)
+
+// Queue is the depth of the queue read through the partial indexes.
+type Queue struct {
+	// Pending, Processing and Dead count the events in each status.
+	Pending, Processing, Dead int64
+	// OldestPending is how many seconds the oldest claimable event has waited.
+	OldestPending float64
+}
+
+// ReadQueue counts pending, processing and dead events (each through its
+// partial index) and the age of the oldest claimable one.
+func ReadQueue(ctx context.Context, pool *pgxpool.Pool) (Queue, error) {
+	var q Queue
+	err := pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
+		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
+		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&q.Pending, &q.Processing, &q.Dead, &q.OldestPending)
+	return q, err
+}
+
+// queueCollector reads the queue depth at scrape time through the partial
+// indexes (pending and processing rows only).
+type queueCollector struct{ pool *pgxpool.Pool }
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDepthDesc
+	ch <- oldestPendingDesc
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	q, err := ReadQueue(ctx, c.pool)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueDepthDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Pending), "pending")
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Processing), "processing")
+	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Dead), "dead")
+	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, q.OldestPending)
+}
+
+var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data), 0 on a breach.", []string{"name", "family"}, nil)
+var checkValueDesc = prometheus.NewDesc("pginbox_check_value", "The anomaly check's latest value.", []string{"name", "family"}, nil)
+
+// checkCollector exports the latest result of every enabled check at
+// scrape time (webhooks.check_status).
+type checkCollector struct{ pool *pgxpool.Pool }
+
+func (c *checkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- checkOKDesc
+	ch <- checkValueDesc
+}
+
+func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
+	if err != nil {
+		return // the database is unreachable: nothing to export this scrape
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, family string
+		var ok *bool
+		var value *float64
+		if err := rows.Scan(&name, &family, &ok, &value); err != nil {
+			ch <- prometheus.NewInvalidMetric(checkOKDesc, err)
+			return
+		}
+		v := 0.0
+		if ok != nil && *ok {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(checkOKDesc, prometheus.GaugeValue, v, name, family)
+		if value != nil {
+			ch <- prometheus.MustNewConstMetric(checkValueDesc, prometheus.GaugeValue, *value, name, family)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package process
+
+import "context"
+
+// external runs the claimed events of a handler whose effects live outside
+// the database (http:): each event runs outside any transaction and is
+// completed, or failed, in a short transaction of its own right after.
+type external struct{ *Workers }
+
+var _ leaseStrategy = external{}
+
+// handle returns how many events it dealt with (the rest are released).
+func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
+	log, name, batch, st := b.log, b.worker, b.events, b.st
+	for i, ev := range batch {
+		if ctx.Err() != nil {
+			return i, nil
+		}
+		st.start(i)
+		herr := w.safeHandle(hctx, nil, ev)
+		if herr != nil && hctx.Err() != nil {
+			return len(batch), nil
+		}
+		var status *string
+		var err error
+		if herr == nil {
+			var ok bool
+			err = w.Pool.QueryRow(hctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
+			switch {
+			case err != nil:
+			case ok:
+				w.Metrics.Completed.Inc()
+			default:
+				w.Metrics.LostLeases.Inc()
+			}
+		} else {
+			err = w.Pool.QueryRow(hctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
+			if err == nil && status != nil {
+				w.Metrics.Failed.WithLabelValues(*status).Inc()
+				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
+			} else if err == nil {
+				w.Metrics.LostLeases.Inc()
+			}
+		}
+		if err != nil {
+			log.Warn("recording the outcome failed; the lease will expire and the event run again", "event", ev.ID, "error", err)
+		}
+	}
+	return len(batch), nil
+}

@@ -1,0 +1,113 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/pginboxtype"
+)
+
+// twoPhaseEvent runs a claimed batch of a database handler (a Go Handler,
+// or a sql: one event by event) in one transaction with a savepoint per
+// event: each event's writes and its complete() commit together, an event
+// whose handler fails or whose lease was lost rolls back to its savepoint
+// alone, and the batch commits once — exactly-once effects at batch speed.
+type twoPhaseEvent struct{ *Workers }
+
+var _ leaseStrategy = twoPhaseEvent{}
+
+// handle returns how many events it dealt with (the rest are released).
+func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) {
+	log, name, batch, st := b.log, b.worker, b.events, b.st
+	tx, err := w.Pool.Begin(hctx)
+	if err != nil {
+		log.Warn("begin failed; the batch's leases will expire and be rescued", "error", err)
+		return len(batch), nil
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	var completed, lost int
+	failed := map[string]int{}
+	i := 0
+	for ; i < len(batch); i++ {
+		if ctx.Err() != nil {
+			break // shutting down: hand the rest back
+		}
+		ev := batch[i]
+		st.start(i)
+		if err := w.runOne(hctx, tx, ev, name); err != nil {
+			if hctx.Err() != nil {
+				return len(batch), nil // shutdown deadline: leave the batch to the rescuer
+			}
+			status, ferr := failInTx(hctx, tx, ev, name, err)
+			if ferr != nil {
+				log.Warn("fail() failed; the batch rolls back and its leases will be rescued", "event", ev.ID, "error", ferr)
+				return len(batch), nil
+			}
+			if status == "" {
+				lost++
+			} else {
+				failed[status]++
+				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", status, "error", err)
+			}
+			continue
+		}
+		completed++
+	}
+	if err := tx.Commit(hctx); err != nil {
+		log.Warn("batch commit failed; its events will be rescued and run again (their writes rolled back)", "error", err, "events", i)
+		return len(batch), nil
+	}
+	w.recordOutcomes(completed, failed, lost)
+	return i, nil
+}
+
+// errLeaseLost marks a completion refused by the fence.
+var errLeaseLost = errors.New("lease lost")
+
+// runOne runs the handler and complete() inside a savepoint of tx.
+func (w twoPhaseEvent) runOne(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event, name string) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := w.safeHandle(ctx, sp, ev); err != nil {
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	if ctx.Err() != nil {
+		_ = sp.Rollback(ctx)
+		return ctx.Err()
+	}
+	var ok bool
+	if err := sp.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok); err != nil {
+		_ = sp.Rollback(ctx)
+		return fmt.Errorf("complete: %w", err)
+	}
+	if !ok {
+		_ = sp.Rollback(ctx)
+		return errLeaseLost
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
+
+// failInTx records the failure (fenced). It returns the new status, or ""
+// when the lease was lost.
+func failInTx(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event, name string, cause error) (string, error) {
+	if errors.Is(cause, errLeaseLost) {
+		return "", nil
+	}
+	var status *string
+	if err := tx.QueryRow(ctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, cause.Error()).Scan(&status); err != nil {
+		return "", fmt.Errorf("fail: %w", err)
+	}
+	if status == nil {
+		return "", nil
+	}
+	return *status, nil
+}
