@@ -2,8 +2,6 @@ package runner
 
 import (
 	"log/slog"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,20 +24,4 @@ func init() {
 			}
 			return h
 		})
-}
-
-func init() {
-	benchhook.RegisterConsole(func(q url.Values) ([]benchhook.Query, error) {
-		r := &http.Request{URL: &url.URL{RawQuery: q.Encode()}}
-		lr, err := parseList(r)
-		if err != nil {
-			return nil, err
-		}
-		now := time.Now()
-		var args []any
-		page := lr.Filter.listSQL(eventCols, lr.After, lr.Limit+1, now, &args)
-		var cargs []any
-		counts := lr.Filter.countSQL(now, &cargs)
-		return []benchhook.Query{{Name: "page", SQL: page, Args: args}, {Name: "counts", SQL: counts, Args: cargs}}, nil
-	})
 }

@@ -41,8 +41,6 @@ type Server struct {
 	backoff  *backfill.Backoff // providers whose API keeps failing
 	mux      *http.ServeMux    // the public listener
 	adminMux http.Handler      // the operators' listener
-	auth     *adminAuth
-	statusC  statusCache
 
 	metricsMu sync.Mutex // guards metrics for the ingest pool's notice handler, set before it exists
 
@@ -146,8 +144,10 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	}
 	s.addJobs()
 	s.mux = s.routes()
-	s.auth = newAdminAuth(cfg.AdminToken, cfg.AdminAddr, cfg.AdminHosts)
-	s.adminMux = s.adminRoutes()
+	if s.adminMux, err = s.adminHandler(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -7,7 +7,6 @@ package benchhook
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,23 +25,7 @@ type Notifier interface {
 var (
 	newNotifier func(pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) Notifier
 	sqlPerEvent func(handler any) any
-	consoleSQL  func(query url.Values) ([]Query, error)
 )
-
-// Query is one statement the console runs, with its arguments.
-type Query struct {
-	Name string
-	SQL  string
-	Args []any
-}
-
-// RegisterConsole is called by package runner's init with the function
-// that turns a GET /api/events query string into the statements it runs.
-func RegisterConsole(f func(query url.Values) ([]Query, error)) { consoleSQL = f }
-
-// ConsoleSQL returns the statements GET /api/events runs for query (the
-// page and the capped counts per status), for the bench to EXPLAIN.
-func ConsoleSQL(query url.Values) ([]Query, error) { return consoleSQL(query) }
 
 // Register is called by package runner's init with its implementations.
 func Register(notifier func(pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) Notifier, perEvent func(handler any) any) {
