@@ -37,8 +37,8 @@ type Config struct {
 	// overview.
 	Providers []string
 	// Metrics serves GET /metrics, Healthz GET /healthz and Readyz GET
-	// /readyz; none needs the token or passes the Host check. A nil one is
-	// not served.
+	// /readyz, with neither the token nor the Host check (orchestrators
+	// and scrapers reach them by IP). A nil one is not served.
 	Metrics, Healthz, Readyz http.Handler
 	// Wake, when set, wakes the workers after events were replayed or a
 	// provider resumed; it is called with the reason ("replay", "resume").
@@ -46,7 +46,8 @@ type Config struct {
 	// Log receives the console's warnings and its audit lines (logins,
 	// replays, pauses); nil discards them.
 	Log *slog.Logger
-	// Now is the clock; nil means time.Now.
+	// Now is the clock of the sessions, the failure limiter, the status
+	// cache and the list's windows; nil means time.Now.
 	Now func() time.Time
 }
 
