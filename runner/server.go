@@ -48,8 +48,6 @@ type Server struct {
 	maint    *maintenance.Maintenance
 	mux      *http.ServeMux // the public listener
 	adminMux http.Handler   // the operators' listener
-	auth     *adminAuth
-	statusC  statusCache
 
 	metricsMu sync.Mutex // guards metrics for the ingest pool's notice handler, set before it exists
 
@@ -155,8 +153,10 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.backfillTimeout, BackfillLookback: cfg.backfillLookback,
 	}, m, log)
 	s.mux = s.routes()
-	s.auth = newAdminAuth(cfg.AdminToken, cfg.AdminAddr, cfg.AdminHosts)
-	s.adminMux = s.adminRoutes()
+	if s.adminMux, err = s.adminHandler(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/benchhook"
+	"github.com/pginbox/pginbox/internal/console"
 )
 
 // BenchmarkConsoleQueries loads PGINBOX_CONSOLE_ROWS events (default
@@ -82,7 +82,7 @@ func BenchmarkConsoleQueries(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, tc := range cases {
-			qs, err := benchhook.ConsoleSQL(tc.q)
+			qs, err := console.ListSQL(tc.q)
 			if err != nil {
 				b.Fatal(err)
 			}

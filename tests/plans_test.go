@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pginbox/pginbox/internal/benchhook"
+	"github.com/pginbox/pginbox/internal/console"
 )
 
 // TestFencedUpdatesUsePrimaryKey: the fenced updates look the event up by
@@ -154,7 +154,7 @@ func TestConsoleSourceFilterUsesPartialIndex(t *testing.T) {
 	if _, err := c.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	qs, err := benchhook.ConsoleSQL(url.Values{"source": {"backfill"}})
+	qs, err := console.ListSQL(url.Values{"source": {"backfill"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package console
 
 import (
 	"context"
@@ -12,28 +12,28 @@ import (
 )
 
 // pauseProvider runs webhooks.pause (or resume when reason is nil).
-func (s *Server) pauseProvider(ctx context.Context, provider string, reason *string, r *http.Request) (bool, error) {
+func (c *Console) pauseProvider(ctx context.Context, provider string, reason *string, r *http.Request) (bool, error) {
 	var changed bool
 	var err error
 	if reason != nil {
-		err = s.console.QueryRow(ctx, `SELECT webhooks.pause($1, $2)`, provider, strings.TrimSpace(*reason)).Scan(&changed)
+		err = c.pool.QueryRow(ctx, `SELECT webhooks.pause($1, $2)`, provider, strings.TrimSpace(*reason)).Scan(&changed)
 	} else {
-		err = s.console.QueryRow(ctx, `SELECT webhooks.resume($1)`, provider).Scan(&changed)
+		err = c.pool.QueryRow(ctx, `SELECT webhooks.resume($1)`, provider).Scan(&changed)
 	}
 	if err != nil {
 		return false, err
 	}
-	s.statusC.invalidate()
-	s.log.Info("provider pause changed from the console", "provider", provider, "paused", reason != nil, "remote", r.RemoteAddr)
-	if reason == nil && s.workers != nil {
-		s.workers.Wake("resume")
+	c.cache.invalidate()
+	c.log.Info("provider pause changed from the console", "provider", provider, "paused", reason != nil, "remote", r.RemoteAddr)
+	if reason == nil {
+		c.wake("resume")
 	}
 	return changed, nil
 }
 
 // apiPause is POST /api/providers/{provider}/pause ({"reason": "..."})
 // and …/resume.
-func (s *Server) apiPause(resume bool) http.HandlerFunc {
+func (c *Console) apiPause(resume bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		provider := r.PathValue("provider")
 		var body struct {
@@ -52,14 +52,14 @@ func (s *Server) apiPause(resume bool) http.HandlerFunc {
 		if !resume {
 			reason = &body.Reason
 		}
-		changed, err := s.pauseProvider(ctx, provider, reason, r)
+		changed, err := c.pauseProvider(ctx, provider, reason, r)
 		if err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && (pe.Code == "22023" || pe.Code == "22001" || pe.Code == "23502" || pe.Code == "23514") {
 				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad provider name or reason"})
 				return
 			}
-			s.log.Warn("console: pause", "error", err)
+			c.log.Warn("console: pause", "error", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
 			return
 		}
@@ -68,7 +68,7 @@ func (s *Server) apiPause(resume bool) http.HandlerFunc {
 }
 
 // formPause is the console's pause/resume buttons.
-func (s *Server) formPause(resume bool) http.HandlerFunc {
+func (c *Console) formPause(resume bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 		if err := r.ParseForm(); err != nil {
@@ -87,8 +87,8 @@ func (s *Server) formPause(resume bool) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		back := localPath(r.PostForm.Get("back"))
-		if _, err := s.pauseProvider(ctx, r.PathValue("provider"), reason, r); err != nil {
-			s.log.Warn("console: pause", "error", err)
+		if _, err := c.pauseProvider(ctx, r.PathValue("provider"), reason, r); err != nil {
+			c.log.Warn("console: pause", "error", err)
 			redirectFlash(w, r, back, "failed", 0)
 			return
 		}

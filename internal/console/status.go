@@ -1,4 +1,4 @@
-package runner
+package console
 
 import (
 	"context"
@@ -127,6 +127,7 @@ type reconcileRun struct {
 	CountsRaw any       `json:"counts"`
 }
 
+// familyOrder is the order the check families are shown in.
 var familyOrder = []string{"latency", "referential", "volume", "payload", "database"}
 
 // statusTTL is how long one gathered status serves every request: a flood
@@ -149,45 +150,45 @@ func (c *statusCache) invalidate() {
 
 // status returns the cached status, gathering it when older than statusTTL.
 // Concurrent callers wait for the one gathering it instead of each querying.
-func (s *Server) status(ctx context.Context) (*statusPage, error) {
-	c := &s.statusC
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.val != nil && time.Since(c.at) < statusTTL {
-		return c.val, nil
+func (c *Console) status(ctx context.Context) (*statusPage, error) {
+	sc := &c.cache
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.val != nil && c.now().Sub(sc.at) < statusTTL {
+		return sc.val, nil
 	}
-	st, err := s.gatherStatus(ctx)
+	st, err := c.gatherStatus(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.val, c.at = st, time.Now()
+	sc.val, sc.at = st, c.now()
 	return st, nil
 }
 
 // gatherStatus reads everything the page shows on the console's own pool;
 // each section is one short query.
-func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
-	st := &statusPage{Time: time.Now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
+func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
+	st := &statusPage{Time: c.now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
 		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
 		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, Backfill: []backfillState{},
 		PausedList: []pausedProvider{}}
-	q, err := readQueue(ctx, s.console)
+	q, err := c.readQueue(ctx)
 	if err != nil {
-		s.log.Warn("status: database unavailable", "error", err)
+		c.log.Warn("status: database unavailable", "error", err)
 		return nil, err // the database is unreachable: the whole status is
 	}
-	st.OldestPending = q.OldestPending
-	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = q.Pending, q.Processing, q.Dead
+	st.OldestPending = q.oldestPending
+	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = q.pending, q.processing, q.dead
 
 	section := func(name string, err error) {
 		if err != nil {
 			// The page and /api/status name the section only: database
 			// errors can carry payload fragments and schema details.
-			s.log.Warn("status section unavailable", "section", name, "error", err)
+			c.log.Warn("status section unavailable", "section", name, "error", err)
 			st.Errors = append(st.Errors, name+": unavailable")
 		}
 	}
-	section("checks", collect(ctx, s, &st.Checks, `
+	section("checks", collect(ctx, c, &st.Checks, `
 		SELECT name, family, description, value::float8, min_ok::float8, max_ok::float8, enabled, ok, run_at, error
 		FROM webhooks.check_status ORDER BY array_position($1::text[], family), name`, familyOrder))
 	for _, c := range st.Checks {
@@ -195,21 +196,21 @@ func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
 			st.Breaches++
 		}
 	}
-	section("traffic", collect(ctx, s, &st.Traffic, `
+	section("traffic", collect(ctx, c, &st.Traffic, `
 		SELECT bucket, sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint, max(wait_p50_s)::float8, max(wait_p99_s)::float8
 		FROM webhooks.traffic_5m WHERE bucket >= now() - interval '1 hour'
 		GROUP BY bucket ORDER BY bucket`))
-	section("gaps", collect(ctx, s, &st.Gaps, `SELECT provider, external_id, coalesce(status_url, ''), deadline FROM webhooks.find_gaps() ORDER BY deadline LIMIT 50`))
-	section("tombstones", collect(ctx, s, &st.Tombstones, `SELECT provider, external_id, reason, created_at FROM webhooks.tombstones ORDER BY created_at DESC LIMIT 20`))
-	section("dead", collect(ctx, s, &st.Dead, `
+	section("gaps", collect(ctx, c, &st.Gaps, `SELECT provider, external_id, coalesce(status_url, ''), deadline FROM webhooks.find_gaps() ORDER BY deadline LIMIT 50`))
+	section("tombstones", collect(ctx, c, &st.Tombstones, `SELECT provider, external_id, reason, created_at FROM webhooks.tombstones ORDER BY created_at DESC LIMIT 20`))
+	section("dead", collect(ctx, c, &st.Dead, `
 		SELECT id, provider, external_id, event_type, attempts, coalesce(last_error, ''), updated_at
 		FROM webhooks.events WHERE status = 'dead' ORDER BY updated_at DESC LIMIT 50`))
-	section("by_provider", collect(ctx, s, &st.ByProvider, `
+	section("by_provider", collect(ctx, c, &st.ByProvider, `
 		SELECT provider, count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'processing'),
 		       count(*) FILTER (WHERE status = 'dead')
 		FROM webhooks.events WHERE status IN ('pending', 'processing', 'dead')
 		GROUP BY provider ORDER BY provider`))
-	section("traffic_24h", collect(ctx, s, &st.Traffic24h, `
+	section("traffic_24h", collect(ctx, c, &st.Traffic24h, `
 		SELECT date_trunc('hour', bucket), sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint,
 		       (percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_p50_s))::float8, max(wait_p99_s)::float8
 		FROM webhooks.traffic_5m GROUP BY 1 ORDER BY 1`))
@@ -217,31 +218,31 @@ func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
 		dst     *trafficSummary
 		d, name string
 	}{{&st.Window1h, "1 hour", "last_hour"}, {&st.Window24h, "24 hours", "last_24h"}} {
-		err := s.console.QueryRow(ctx, `
+		err := c.pool.QueryRow(ctx, `
 			SELECT coalesce(sum(received), 0)::bigint, coalesce(sum(processed), 0)::bigint, coalesce(sum(dead), 0)::bigint,
 			       (percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_p50_s))::float8, max(wait_p99_s)::float8
 			FROM webhooks.traffic_5m WHERE bucket >= now() - $1::interval`, w.d).Scan(
 			&w.dst.Received, &w.dst.Processed, &w.dst.Dead, &w.dst.WaitP50, &w.dst.WaitP99)
 		section(w.name, err)
 	}
-	section("backfills", collect(ctx, s, &st.Backfills, `
+	section("backfills", collect(ctx, c, &st.Backfills, `
 		SELECT id, provider, external_id, event_type, received_at FROM webhooks.events
 		WHERE source = 'backfill' AND received_at >= now() - interval '24 hours'
 		ORDER BY id DESC LIMIT 10`))
 	// A first pass cut short inserts its row with completed_at = last_pass_at
 	// and an error; any later pass moves completed_at only when complete.
-	section("backfill", collect(ctx, s, &st.Backfill, `
+	section("backfill", collect(ctx, c, &st.Backfill, `
 		SELECT provider, read_until, extract(epoch FROM now() - read_until)::float8,
 		       CASE WHEN last_error IS NOT NULL AND completed_at = last_pass_at THEN NULL ELSE completed_at END,
 		       last_pass_at, last_listed, last_recovered, listed_total, recovered_total, last_error
 		FROM webhooks.backfill_checkpoints ORDER BY provider LIMIT 100`))
-	p, err := s.paused(ctx)
+	p, err := c.paused(ctx)
 	section("paused", err)
 	if p != nil {
 		st.PausedList = p
 	}
 	var run reconcileRun
-	err = s.console.QueryRow(ctx, `SELECT started_at, counts FROM webhooks.reconcile_runs ORDER BY id DESC LIMIT 1`).Scan(&run.StartedAt, &run.CountsRaw)
+	err = c.pool.QueryRow(ctx, `SELECT started_at, counts FROM webhooks.reconcile_runs ORDER BY id DESC LIMIT 1`).Scan(&run.StartedAt, &run.CountsRaw)
 	if err == nil {
 		st.LastReconcile = &run
 	} else if err != pgx.ErrNoRows {
@@ -250,9 +251,29 @@ func (s *Server) gatherStatus(ctx context.Context) (*statusPage, error) {
 	return st, nil
 }
 
+// queueDepth is the queue's depth, read through the partial indexes.
+type queueDepth struct {
+	pending, processing, dead int64
+	oldestPending             float64 // seconds the oldest claimable event has waited
+}
+
+// readQueue counts pending, processing and dead events (each through its
+// partial index) and the age of the oldest claimable one: the same
+// statement as the runner's pginbox_queue_depth gauge.
+func (c *Console) readQueue(ctx context.Context) (queueDepth, error) {
+	var q queueDepth
+	err := c.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
+		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
+		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
+		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&q.pending, &q.processing, &q.dead, &q.oldestPending)
+	return q, err
+}
+
 // collect scans every row of a query into *dst by position.
-func collect[T any](ctx context.Context, s *Server, dst *[]T, sql string, args ...any) error {
-	rows, err := s.console.Query(ctx, sql, args...)
+func collect[T any](ctx context.Context, c *Console, dst *[]T, sql string, args ...any) error {
+	rows, err := c.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return err
 	}
@@ -264,10 +285,11 @@ func collect[T any](ctx context.Context, s *Server, dst *[]T, sql string, args .
 	return nil
 }
 
-func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+// apiStatus is GET /api/status.
+func (c *Console) apiStatus(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	st, err := s.status(ctx)
+	st, err := c.status(ctx)
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
 		return

@@ -1,9 +1,7 @@
-package runner
+package console
 
 import (
 	"bytes"
-	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +26,7 @@ const (
 	countCap = 1000
 )
 
+// statuses are the event statuses the list filters and counts by.
 var statuses = []string{"pending", "processing", "processed", "dead"}
 
 // eventsFilter is the list's filter, from query parameters or the JSON of
@@ -46,8 +45,10 @@ type eventsFilter struct {
 // filterError is a bad filter value: a 400 with its message.
 type filterError struct{ msg string }
 
+// Error is the message the 400 answer carries.
 func (e *filterError) Error() string { return e.msg }
 
+// badFilter returns a filterError with a formatted message.
 func badFilter(format string, a ...any) error { return &filterError{fmt.Sprintf(format, a...)} }
 
 // parseFilter reads the filter from URL query parameters.
@@ -223,67 +224,4 @@ func (f *eventsFilter) countSQL(now time.Time, args *[]any) string {
 		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, countCap+1))
 	}
 	return strings.Join(parts, " UNION ALL ")
-}
-
-// tooManyError is a bulk replay over the limit.
-type tooManyError struct{ N int }
-
-func (e *tooManyError) Error() string {
-	return fmt.Sprintf("the filter matches more than %d events (at least %d): narrow it (a time range, a type) and replay in parts", maxReplay, e.N)
-}
-
-// matchingIDs resolves a bulk replay's filter to ids, at most maxReplay.
-func (s *Server) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, error) {
-	var args []any
-	q := f.listSQL("e.id, e.received_at", nil, maxReplay+1, time.Now(), &args)
-	rows, err := s.console.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		var at time.Time
-		if err := rows.Scan(&id, &at); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(ids) > maxReplay {
-		return nil, &tooManyError{N: len(ids)}
-	}
-	if ids == nil {
-		ids = []int64{}
-	}
-	return ids, nil
-}
-
-// cursor is the keyset position of the last event shown.
-type cursor struct {
-	At time.Time
-	ID int64
-}
-
-// Cursors are opaque to clients: "v1.<received_at µs>.<id>", base64url.
-func encodeCursor(at time.Time, id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(c string) (*cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		if v, ok := strings.CutPrefix(string(b), "v1."); ok {
-			us, ids, _ := strings.Cut(v, ".")
-			at, err1 := strconv.ParseInt(us, 10, 64)
-			id, err2 := strconv.ParseInt(ids, 10, 64)
-			if err1 == nil && err2 == nil && id > 0 {
-				return &cursor{At: time.UnixMicro(at), ID: id}, nil
-			}
-		}
-	}
-	return nil, badFilter("cursor: %q is not a cursor from next_cursor", c)
 }

@@ -1,9 +1,10 @@
-package runner
+package console
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type replayRequest struct {
 
 // apiReplay runs webhooks.replay(bigint[], text) for the listed ids or for
 // every event the filter matches (at most maxReplay).
-func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) {
+func (c *Console) apiReplay(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	var req replayRequest
 	dec := json.NewDecoder(r.Body)
@@ -51,13 +52,13 @@ func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var err error
-		if ids, err = s.matchingIDs(ctx, req.Filter); err != nil {
+		if ids, err = c.matchingIDs(ctx, req.Filter); err != nil {
 			var tm *tooManyError
 			if errors.As(err, &tm) {
 				writeJSON(w, http.StatusBadRequest, map[string]any{"error": tm.Error(), "matching": tm.N, "max": maxReplay})
 				return
 			}
-			s.log.Warn("replay: match the filter", "error", err)
+			c.log.Warn("replay: match the filter", "error", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
 			return
 		}
@@ -66,7 +67,7 @@ func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "too many ids: " + strconv.Itoa(len(ids)) + ", the limit is " + strconv.Itoa(maxReplay), "max": maxReplay})
 		return
 	}
-	n, err := s.replay(ctx, ids, req.Reason, r)
+	n, err := c.replay(ctx, ids, req.Reason, r)
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "22023" {
@@ -81,25 +82,25 @@ func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) {
 
 // replay puts ids back to pending (webhooks.replay(bigint[], text)), logs who
 // asked and wakes the workers.
-func (s *Server) replay(ctx context.Context, ids []int64, reason string, r *http.Request) (int, error) {
+func (c *Console) replay(ctx context.Context, ids []int64, reason string, r *http.Request) (int, error) {
 	if ids == nil {
 		ids = []int64{}
 	}
 	var n int
-	err := s.console.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text)`, ids, strings.TrimSpace(reason)).Scan(&n)
+	err := c.pool.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text)`, ids, strings.TrimSpace(reason)).Scan(&n)
 	if err != nil {
-		s.log.Warn("replay failed", "error", err, "events", len(ids))
+		c.log.Warn("replay failed", "error", err, "events", len(ids))
 		return 0, err
 	}
-	s.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "remote", r.RemoteAddr)
-	if n > 0 && s.workers != nil {
-		s.workers.Wake("replay")
+	c.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "remote", r.RemoteAddr)
+	if n > 0 {
+		c.wake("replay")
 	}
 	return n, nil
 }
 
 // replayOne is the console's replay button of one event.
-func (s *Server) replayOne(w http.ResponseWriter, r *http.Request) {
+func (c *Console) replayOne(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err != nil || r.ParseForm() != nil {
@@ -114,7 +115,7 @@ func (s *Server) replayOne(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	back := localPath(r.PostForm.Get("back"))
-	n, err := s.replay(ctx, []int64{id}, reason, r)
+	n, err := c.replay(ctx, []int64{id}, reason, r)
 	switch {
 	case err != nil:
 		redirectFlash(w, r, back, "failed", 0)
@@ -132,4 +133,42 @@ func redirectFlash(w http.ResponseWriter, r *http.Request, path, code string, n 
 		sep = "&"
 	}
 	http.Redirect(w, r, path+sep+"flash="+code+"&n="+strconv.Itoa(n), http.StatusSeeOther)
+}
+
+// tooManyError is a bulk replay over the limit.
+type tooManyError struct{ N int }
+
+// Error says how many events matched and how to narrow the filter.
+func (e *tooManyError) Error() string {
+	return fmt.Sprintf("the filter matches more than %d events (at least %d): narrow it (a time range, a type) and replay in parts", maxReplay, e.N)
+}
+
+// matchingIDs resolves a bulk replay's filter to ids, at most maxReplay.
+func (c *Console) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, error) {
+	var args []any
+	q := f.listSQL("e.id, e.received_at", nil, maxReplay+1, c.now(), &args)
+	rows, err := c.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxReplay {
+		return nil, &tooManyError{N: len(ids)}
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	return ids, nil
 }

@@ -1,4 +1,4 @@
-package runner
+package console
 
 // baseCSS is the console's shared style: system fonts, light and dark by
 // the system's preference, no external assets.

@@ -1,0 +1,116 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// eventDetail is the JSON of GET /api/events/{id}.
+type eventDetail struct {
+	eventRow
+	Payload     json.RawMessage `json:"payload"`
+	Errors      []eventError    `json:"errors"`
+	Replays     []replayRow     `json:"replays"`
+	Timeline    []timelineEntry `json:"timeline"`
+	ClaimedAt   *time.Time      `json:"claimed_at"`
+	LockedBy    *string         `json:"locked_by"`
+	RunAfter    time.Time       `json:"run_after"`
+	Revision    int32           `json:"revision"`
+	Paused      bool            `json:"provider_paused"`
+	PrunedAt    *time.Time      `json:"payload_pruned_at"`
+	PrettyJSON  string          `json:"-"`
+	CanReplay   bool            `json:"-"`
+	ReplayBlock string          `json:"-"`
+}
+
+// eventError is a row of webhooks.event_errors: one failed attempt.
+type eventError struct {
+	Attempt int32     `json:"attempt"`
+	At      time.Time `json:"at"`
+	Error   string    `json:"error"`
+}
+
+// replayRow is a row of webhooks.replays: one replay of the event.
+type replayRow struct {
+	At               time.Time `json:"at"`
+	Reason           string    `json:"reason"`
+	By               string    `json:"by"`
+	PreviousStatus   string    `json:"previous_status"`
+	PreviousAttempts int32     `json:"previous_attempts"`
+}
+
+// timelineEntry is one line of an event's timeline. At is null for an
+// attempt whose time nothing recorded; Attempt is 0 for lines that are not
+// an attempt (received, replayed).
+type timelineEntry struct {
+	At      *time.Time `json:"at"`
+	What    string     `json:"what"`
+	Detail  string     `json:"detail,omitempty"`
+	Attempt int32      `json:"attempt,omitempty"`
+	Kind    string     `json:"kind"` // received, claimed, failed, unrecorded, replayed, processed
+}
+
+// errNoEvent says the event id does not exist (or was pruned).
+var errNoEvent = errors.New("no such event")
+
+// eventDetail reads one event with its errors, replays and timeline.
+func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, error) {
+	d := &eventDetail{Errors: []eventError{}, Replays: []replayRow{}}
+	var payload []byte
+	err := c.pool.QueryRow(ctx, `SELECT `+eventCols+`, e.payload, e.claimed_at, e.locked_by, e.run_after, e.revision, e.payload_pruned_at,
+			EXISTS (SELECT 1 FROM webhooks.paused_providers AS p WHERE p.provider = e.provider)
+		FROM webhooks.events AS e WHERE e.id = $1`, id).Scan(
+		&d.ID, &d.Provider, &d.ExternalID, &d.EventType, &d.Status, &d.Source, &d.ReceivedAt, &d.ProcessedAt, &d.Attempts,
+		&d.MaxAttempts, &d.LastError, &payload, &d.ClaimedAt, &d.LockedBy, &d.RunAfter, &d.Revision, &d.PrunedAt, &d.Paused)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errNoEvent
+	}
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", id, err)
+	}
+	d.Payload = payload
+	rows, err := c.pool.Query(ctx, `SELECT attempt, at, error FROM webhooks.event_errors WHERE event_id = $1 ORDER BY seq LIMIT 1000`, id)
+	if err != nil {
+		return nil, fmt.Errorf("event %d errors: %w", id, err)
+	}
+	if d.Errors, err = pgx.CollectRows(rows, pgx.RowToStructByPos[eventError]); err != nil {
+		return nil, fmt.Errorf("event %d errors: %w", id, err)
+	}
+	rows, err = c.pool.Query(ctx, `SELECT replayed_at, reason, replayed_by, previous_status, previous_attempts FROM webhooks.replays WHERE event_id = $1 ORDER BY id LIMIT 1000`, id)
+	if err != nil {
+		return nil, fmt.Errorf("event %d replays: %w", id, err)
+	}
+	if d.Replays, err = pgx.CollectRows(rows, pgx.RowToStructByPos[replayRow]); err != nil {
+		return nil, fmt.Errorf("event %d replays: %w", id, err)
+	}
+	d.Timeline = buildTimeline(d)
+	return d, nil
+}
+
+// apiEvent is GET /api/events/{id}.
+func (c *Console) apiEvent(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the event id must be a positive number"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	d, err := c.eventDetail(ctx, id)
+	switch {
+	case errors.Is(err, errNoEvent):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no event " + strconv.FormatInt(id, 10)})
+	case err != nil:
+		c.log.Warn("console: event detail", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
+	default:
+		writeJSON(w, http.StatusOK, d)
+	}
+}

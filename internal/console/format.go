@@ -1,0 +1,123 @@
+package console
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fmtAgo formats a time (or *time.Time) as "3m05s ago" or "in 2s".
+func fmtAgo(v any) string {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		if x == nil {
+			return "–"
+		}
+		t = *x
+	default:
+		return ""
+	}
+	d := time.Since(t)
+	if d < 0 {
+		return "in " + fmtDuration(-d)
+	}
+	return fmtDuration(d) + " ago"
+}
+
+// toFloat reads the numbers templates format (nil pointers are absent).
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case *float64:
+		if x == nil {
+			return 0, false
+		}
+		return *x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// clip cuts s to n runes, marking a cut with an ellipsis.
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// codeText renders `backticks` of the docs' remedies as <code>.
+func codeText(s string) template.HTML {
+	parts := strings.Split(s, "`")
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + template.HTMLEscapeString(p) + "</code>")
+		} else {
+			b.WriteString(template.HTMLEscapeString(p))
+		}
+	}
+	return template.HTML(b.String())
+}
+
+// fmtNum formats a number compactly (12.3k, 1.2M).
+func fmtNum(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "–"
+	case math.Abs(f) >= 1e6:
+		return strconv.FormatFloat(f/1e6, 'f', 1, 64) + "M"
+	case math.Abs(f) >= 1e4:
+		return strconv.FormatFloat(f/1e3, 'f', 1, 64) + "k"
+	case f == math.Trunc(f):
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(f, 'g', 4, 64)
+	}
+}
+
+// fmtRange formats a check's accepted range.
+func fmtRange(lo, hi *float64) string {
+	switch {
+	case lo == nil && hi == nil:
+		return "any"
+	case lo == nil:
+		return "≤ " + fmtNum(*hi)
+	case hi == nil:
+		return "≥ " + fmtNum(*lo)
+	default:
+		return fmtNum(*lo) + " – " + fmtNum(*hi)
+	}
+}
+
+// fmtDuration formats a duration at a precision that suits its size.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
