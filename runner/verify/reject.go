@@ -13,48 +13,48 @@ type RejectError = sig.RejectError
 
 // Reasons for a 401 (returned by Provider.Verify).
 const (
-	// ReasonSignatureMissing means the signature header is absent or blank.
+	// ReasonSignatureMissing ("signature missing") means the signature header is absent or blank.
 	ReasonSignatureMissing = sig.ReasonSignatureMissing
-	// ReasonSignatureMalformed means the signature header holds no well-formed
+	// ReasonSignatureMalformed ("signature malformed") means the signature header holds no well-formed
 	// signature of the scheme's current version.
 	ReasonSignatureMalformed = sig.ReasonSignatureMalformed
-	// ReasonSignatureMismatch means no signature matches any configured secret.
+	// ReasonSignatureMismatch ("signature mismatch") means no signature matches any configured secret.
 	ReasonSignatureMismatch = sig.ReasonSignatureMismatch
-	// ReasonTimestampMissing means the scheme signs a timestamp and none was sent.
+	// ReasonTimestampMissing ("timestamp missing") means the scheme signs a timestamp and none was sent.
 	ReasonTimestampMissing = sig.ReasonTimestampMissing
-	// ReasonTimestampMalformed means the timestamp is not unix seconds in decimal digits.
+	// ReasonTimestampMalformed ("timestamp malformed") means the timestamp is not unix seconds in decimal digits.
 	ReasonTimestampMalformed = sig.ReasonTimestampMalformed
-	// ReasonSignatureHeaderTooLarge means the signature header is over
+	// ReasonSignatureHeaderTooLarge ("signature header too large") means the signature header is over
 	// MaxSignatureHeaderBytes: refused before any HMAC is computed.
 	ReasonSignatureHeaderTooLarge = sig.ReasonSignatureHeaderTooLarge
-	// ReasonTooManySignatures means the signature header lists more than
+	// ReasonTooManySignatures ("too many signatures") means the signature header lists more than
 	// MaxSignatures signatures: refused before any HMAC is computed.
 	ReasonTooManySignatures = sig.ReasonTooManySignatures
-	// ReasonTimestampOutOfTolerance means a correctly signed timestamp is more than
+	// ReasonTimestampOutOfTolerance ("timestamp out of tolerance") means a correctly signed timestamp is more than
 	// five minutes before or after now.
 	ReasonTimestampOutOfTolerance = sig.ReasonTimestampOutOfTolerance
 )
 
 // Reasons for a 400 (returned by Provider.Identify).
 const (
-	// ReasonBodyNotJSON means the body is not one JSON object that Postgres jsonb
+	// ReasonBodyNotJSON ("body not json") means the body is not one JSON object that Postgres jsonb
 	// accepts (invalid JSON or UTF-8, not an object, empty, trailing data,
 	// a \u0000 escape or an unpaired surrogate escape).
 	ReasonBodyNotJSON = sig.ReasonBodyNotJSON
-	// ReasonBodyTooDeep means the body nests objects and arrays deeper than
+	// ReasonBodyTooDeep ("body nested too deep") means the body nests objects and arrays deeper than
 	// MaxJSONDepth levels.
 	ReasonBodyTooDeep = sig.ReasonBodyTooDeep
-	// ReasonKeyMissing means none of the places the kind takes its idempotency key from has one.
+	// ReasonKeyMissing ("idempotency key missing") means none of the places the kind takes its idempotency key from has one.
 	ReasonKeyMissing = sig.ReasonKeyMissing
-	// ReasonKeyInvalid means the idempotency key is not a non-blank string or
+	// ReasonKeyInvalid ("idempotency key invalid") means the idempotency key is not a non-blank string or
 	// integer of at most 255 bytes without control characters.
 	ReasonKeyInvalid = sig.ReasonKeyInvalid
-	// ReasonEventIDMismatch means Sume's unsigned X-Sume-Event-Id header disagrees
+	// ReasonEventIDMismatch ("event id mismatch") means Sume's unsigned X-Sume-Event-Id header disagrees
 	// with the signed top-level body id.
 	ReasonEventIDMismatch = sig.ReasonEventIDMismatch
-	// ReasonEventTypeMissing means the delivery carries no event type.
+	// ReasonEventTypeMissing ("event type missing") means the delivery carries no event type.
 	ReasonEventTypeMissing = sig.ReasonEventTypeMissing
-	// ReasonEventTypeInvalid means the event type is blank, longer than 255 bytes
+	// ReasonEventTypeInvalid ("event type invalid") means the event type is blank, longer than 255 bytes
 	// or contains control characters.
 	ReasonEventTypeInvalid = sig.ReasonEventTypeInvalid
 )
