@@ -69,12 +69,13 @@ type Lookup struct {
 }
 
 // StatusAPI asks one provider's API about a gap (the per-id shape of a
-// provider API; Sume's job status API is one). Adding a provider API is one
-// <provider>.go file implementing it (or [EventLog]) and one case in [APIs].
+// provider API; Sume's job status API is one). A kind's client implementing
+// it lives in internal/provider/<kind> and is named in the list of kinds
+// (internal/provider), which backfill.APIs reads.
 //
 // Lookup returns a *Lookup for a definite answer only. Everything else is an
 // error: an *APIError for an HTTP status that is not an answer or a transport
-// failure (Run retries those whose Retryable is true), a *MalformedError
+// failure (backfill.Run retries those whose Retryable is true), a *MalformedError
 // for a response it cannot read, a *RefusedError for a request it would not
 // make (a status_url on another origin) or an answer it does not trust (a
 // redirect). ctx carries the per-request timeout.
@@ -171,7 +172,7 @@ func (e *APIError) Retryable() bool {
 }
 
 // MalformedError is a response that is not a usable answer: not a JSON
-// object, no status, an id other than the one asked about. Run logs and
+// object, no status, an id other than the one asked about. backfill.Run logs and
 // counts it and changes nothing: it never guesses.
 type MalformedError struct {
 	// Provider is the provider whose API answered.
@@ -190,8 +191,9 @@ func (e *MalformedError) Error() string {
 // EventLog is the other shape of provider API: instead of answering about
 // one id ([StatusAPI]), it lists what the provider sent (Stripe's event list,
 // a GitHub App's delivery log), newest first. No expectation is needed: the
-// provider's own log is what should have arrived. Adding one is a
-// <provider>.go file implementing it and one case in [EventLogs].
+// provider's own log is what should have arrived. A kind's client
+// implementing it lives in internal/provider/<kind> and is named in the list
+// of kinds (internal/provider), which backfill.EventLogs reads.
 //
 // Errors are those of StatusAPI: *APIError (retried when Retryable),
 // *MalformedError (the page is not applied), *RefusedError.

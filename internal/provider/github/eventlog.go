@@ -34,7 +34,7 @@ import (
 // one guid): a pass keeps one entry per guid and fetches the detail only for
 // guids not stored. A recovered delivery is stored under its guid (the
 // X-GitHub-Delivery a webhook carries), with the event type a webhook would
-// get (X-GitHub-Event plus the payload's action, as runner/verify derives it)
+// get (X-GitHub-Event plus the payload's action, as [EventType] derives it)
 // and request.payload as the payload. The JWT (iss = the app id, 9 minutes)
 // is renewed a minute before it expires. Only BaseURL's origin is contacted:
 // a Link to another origin is refused.
