@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill"
-	"github.com/pginbox/pginbox/internal/fakeapi"
+	"github.com/pginbox/pginbox/internal/provider/stripe"
+	"github.com/pginbox/pginbox/internal/provider/stripe/stripefake"
 )
 
 // backfillResult is the event-log drill: a fake Stripe account whose events
@@ -44,14 +45,14 @@ func runBackfillDrill(ctx context.Context, env *pgEnv, cfg config, log *slog.Log
 	defer pool.Close()
 
 	n := cfg.backfillEvents
-	f := fakeapi.NewStripe("rk_bench_events_read")
+	f := stripefake.New("rk_bench_events_read")
 	defer f.Close()
 	// The account's events over the last two days, several per second.
 	end := time.Now().Add(-5 * time.Minute)
 	span := 48 * time.Hour
-	evs := make([]fakeapi.StripeEvent, n)
+	evs := make([]stripefake.Event, n)
 	for i := range evs {
-		evs[i] = fakeapi.StripeEvent{ID: fmt.Sprintf("evt_bench_%07d", i), Type: "invoice.paid",
+		evs[i] = stripefake.Event{ID: fmt.Sprintf("evt_bench_%07d", i), Type: "invoice.paid",
 			Created: end.Add(-span + time.Duration(int64(span)/int64(n)*int64(i)).Truncate(time.Second))}
 	}
 	f.Add(evs...)
@@ -62,7 +63,7 @@ func runBackfillDrill(ctx context.Context, env *pgEnv, cfg config, log *slog.Log
 		WHERE g % 100 <> 0`, n); err != nil {
 		return nil, fmt.Errorf("seed webhooks: %w", err)
 	}
-	el, err := backfill.NewStripeLog("stripe", f.URL, "rk_bench_events_read")
+	el, err := stripe.NewEventLog("stripe", f.URL, "rk_bench_events_read")
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/fakeapi"
+	"github.com/pginbox/pginbox/internal/provider/stripe/stripefake"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -126,11 +126,11 @@ func TestServeBackfillsStripeEventLog(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
-	f := fakeapi.NewStripe("rk_test_read_events")
+	f := stripefake.New("rk_test_read_events")
 	defer f.Close()
 	end := time.Now().Add(-10 * time.Minute)
 	for i := range 250 {
-		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_serve_%03d", i), Type: "invoice.paid", Created: end.Add(-time.Duration(i) * time.Second)})
+		f.Add(stripefake.Event{ID: fmt.Sprintf("evt_serve_%03d", i), Type: "invoice.paid", Created: end.Add(-time.Duration(i) * time.Second)})
 	}
 	env := map[string]string{
 		"PGINBOX_PROVIDERS": "stripe=stripe", "PGINBOX_SECRET_STRIPE": "whsec_serve_backfill_0123",

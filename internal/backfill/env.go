@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/pginbox/pginbox/internal/envconfig"
+	"github.com/pginbox/pginbox/internal/provider"
 )
 
 // APIs builds the provider APIs a pass asks, from the configured providers
@@ -14,12 +16,14 @@ import (
 // provider's PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>
 // ([envconfig.Settings.Endpoint]):
 //
-//   - a provider of kind sume with an API URL gets a [SumeAPI] on that URL
-//     with its key;
+//   - a provider whose kind has a status API (sume) and an API URL gets
+//     that API's client ([provider.Kind].NewStatusAPI) on that URL with its key;
 //   - a provider without an API URL is never contacted: its gaps are listed,
 //     never looked up. A key without a URL is ignored with a warning on log
 //     (nil: slog.Default());
-//   - a provider of another kind has no status API: setting
+//   - a provider whose kind has an event log (stripe, github) gets none here:
+//     see [EventLogs];
+//   - a provider of a kind backfill cannot read: setting
 //     PGINBOX_API_URL_<NAME> for it is an error rather than a silent no-op;
 //   - a provider that PGINBOX_PROVIDERS does not list is never contacted,
 //     whatever an expectation's status_url says.
@@ -38,27 +42,28 @@ func APIs(providers map[string]string, endpoint func(provider string) (url, key 
 			}
 			continue
 		}
-		switch kind {
-		case "sume":
-			api, err := NewSumeAPI(name, base, key)
+		k, _ := provider.Lookup(kind)
+		switch {
+		case k.NewStatusAPI != nil:
+			api, err := k.NewStatusAPI(provider.Endpoint{Provider: name, URL: base, Key: key})
 			if err != nil {
 				return nil, &envconfig.Error{Var: urlVar(name), Msg: err.Error()}
 			}
 			apis[name] = api
-		case "stripe", "github":
+		case k.NewEventLog != nil:
 			// Event logs: see EventLogs.
 		default:
 			return nil, &envconfig.Error{Var: urlVar(name), Msg: fmt.Sprintf(
-				"provider %q is of kind %q, which has no API for backfill (supported: sume, stripe, github); unset it", name, kind)}
+				"provider %q is of kind %q, which has no API for backfill (supported: %s); unset it", name, kind, strings.Join(backfillKinds(), ", "))}
 		}
 	}
 	return apis, nil
 }
 
-// EventLogs builds the event-log APIs a pass reads: for each provider of
-// kind stripe ([StripeLog]: its secret key in PGINBOX_API_KEY_<NAME>) or
-// github ([GitHubLog]: PGINBOX_GITHUB_APP_ID_<NAME> and the app's private
-// key, PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
+// EventLogs builds the event-log APIs a pass reads ([provider.Kind].NewEventLog):
+// for each provider of kind stripe (its secret key in
+// PGINBOX_API_KEY_<NAME>) or github (PGINBOX_GITHUB_APP_ID_<NAME> and the
+// app's private key, PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
 // PGINBOX_API_URL_<NAME>. appID returns PGINBOX_GITHUB_APP_ID_<NAME>
 // ([envconfig.Settings.AppID]). Providers without a URL are never contacted.
 func EventLogs(providers map[string]string, endpoint func(provider string) (url, key string), appID func(provider string) string) (map[string]EventLog, error) {
@@ -68,24 +73,28 @@ func EventLogs(providers map[string]string, endpoint func(provider string) (url,
 		if base == "" {
 			continue
 		}
-		var (
-			l   EventLog
-			err error
-		)
-		switch providers[name] {
-		case "stripe":
-			l, err = NewStripeLog(name, base, key)
-		case "github":
-			l, err = NewGitHubLog(name, base, appID(name), key)
-		default:
+		k, _ := provider.Lookup(providers[name])
+		if k.NewEventLog == nil {
 			continue
 		}
+		l, err := k.NewEventLog(provider.Endpoint{Provider: name, URL: base, Key: key, AppID: appID(name)})
 		if err != nil {
 			return nil, &envconfig.Error{Var: "PGINBOX_API_KEY_" + envconfig.Name(name), Msg: err.Error()}
 		}
 		logs[name] = l
 	}
 	return logs, nil
+}
+
+// backfillKinds lists the kinds backfill can read an API of, sorted.
+func backfillKinds() []string {
+	var names []string
+	for _, k := range provider.Kinds() {
+		if k.HasBackfill() {
+			names = append(names, k.Name)
+		}
+	}
+	return names
 }
 
 // urlVar names a provider's PGINBOX_API_URL_<NAME> in errors.

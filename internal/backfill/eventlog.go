@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,52 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// EventLog is the other shape of provider API: instead of answering about
-// one id ([StatusAPI]), it lists what the provider sent (Stripe's event list,
-// a GitHub App's delivery log), newest first. No expectation is needed: the
-// provider's own log is what should have arrived. Adding one is a
-// <provider>.go file implementing it and one case in [EventLogs].
-//
-// Errors are those of StatusAPI: *APIError (retried when Retryable),
-// *MalformedError (the page is not applied), *RefusedError.
-type EventLog interface {
-	// Provider names the provider, as in PGINBOX_PROVIDERS.
-	Provider() string
-	// Page returns one page of the log: with cursor "", the newest page of
-	// entries created at or after since; else the page after cursor. A
-	// page is parsed whole or not at all (a *MalformedError), so a
-	// malformed page is never half-applied. Next is "" on the last page.
-	Page(ctx context.Context, since time.Time, cursor string) (LogPage, error)
-	// Fetch completes an entry whose NeedsFetch is set (GitHub: the
-	// delivery's recorded request), returning it with EventType and Payload.
-	Fetch(ctx context.Context, e LogEntry) (LogEntry, error)
-}
-
-// LogEntry is one event of a provider's log.
-type LogEntry struct {
-	// Key is the idempotency key a webhook of the event carries (Stripe:
-	// the event id; GitHub: the delivery guid, X-GitHub-Delivery).
-	Key string
-	// Created is when the provider created (GitHub: delivered) it.
-	Created time.Time
-	// EventType and Payload are what a webhook would carry; empty until
-	// fetched when NeedsFetch is set.
-	EventType string
-	Payload   json.RawMessage
-	// NeedsFetch says the listing lacks the payload: Fetch gets it, and only
-	// for keys not stored yet.
-	NeedsFetch bool
-	// Ref is the adapter's own reference for Fetch (GitHub: the delivery id).
-	Ref string
-}
-
-// LogPage is one page of a log, newest first.
-type LogPage struct {
-	Entries []LogEntry
-	// Next is the cursor of the following page, "" on the last one.
-	Next string
-}
 
 // LogReport counts what one event-log pass of a provider did.
 type LogReport struct {

@@ -21,16 +21,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/provider/github"
+	"github.com/pginbox/pginbox/internal/provider/github/githubfake"
+	"github.com/pginbox/pginbox/internal/provider/stripe"
+	"github.com/pginbox/pginbox/internal/provider/stripe/stripefake"
 )
 
 // stripeEvents returns n events ending an hour ago, per events sharing each
 // created second (so ties straddle page boundaries).
-func stripeEvents(n, per int, end time.Time) []fakeapi.StripeEvent {
-	evs := make([]fakeapi.StripeEvent, n)
+func stripeEvents(n, per int, end time.Time) []stripefake.Event {
+	evs := make([]stripefake.Event, n)
 	for i := range evs {
-		evs[i] = fakeapi.StripeEvent{ID: fmt.Sprintf("evt_%05d", i), Type: []string{"charge.succeeded", "invoice.paid", "customer.created"}[i%3],
+		evs[i] = stripefake.Event{ID: fmt.Sprintf("evt_%05d", i), Type: []string{"charge.succeeded", "invoice.paid", "customer.created"}[i%3],
 			Created: end.Add(-time.Duration((n-i)/per) * time.Second)}
 	}
 	return evs
@@ -42,9 +45,9 @@ func logOptions() Options {
 	return o
 }
 
-func mustStripe(t *testing.T, f *fakeapi.Stripe, key string) *StripeLog {
+func mustStripe(t *testing.T, f *stripefake.Server, key string) *stripe.EventLog {
 	t.Helper()
-	l, err := NewStripeLog("stripe", f.URL, key)
+	l, err := stripe.NewEventLog("stripe", f.URL, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func mustStripe(t *testing.T, f *fakeapi.Stripe, key string) *StripeLog {
 }
 
 // storeWebhook ingests e as its webhook would have.
-func storeWebhook(t *testing.T, pool *pgxpool.Pool, e fakeapi.StripeEvent) {
+func storeWebhook(t *testing.T, pool *pgxpool.Pool, e stripefake.Event) {
 	t.Helper()
 	dbExec(t, pool, `SELECT webhooks.ingest_webhook('stripe', $1, $2, $3::jsonb)`, e.ID, e.Type, string(e.JSON()))
 }
@@ -79,7 +82,7 @@ func checkpointOf(t *testing.T, pool *pgxpool.Pool, provider string) (time.Time,
 func TestStripeLogRecoversEverything(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
-	f := fakeapi.NewStripe("rk_test_events_read")
+	f := stripefake.New("rk_test_events_read")
 	defer f.Close()
 	evs := stripeEvents(1050, 50, time.Now().Add(-time.Hour))
 	f.Add(evs...)
@@ -147,7 +150,7 @@ func TestStripeLogFailures(t *testing.T) {
 	t.Run("retried", func(t *testing.T) {
 		t.Parallel()
 		pool := pgtest.NewPool(t, 4)
-		f := fakeapi.NewStripe("sk_test_x")
+		f := stripefake.New("sk_test_x")
 		defer f.Close()
 		f.Add(stripeEvents(350, 7, time.Now().Add(-time.Hour))...)
 		f.Fail = func(n int, _ *http.Request) (int, string) {
@@ -169,7 +172,7 @@ func TestStripeLogFailures(t *testing.T) {
 	t.Run("persistent 503 leaves the checkpoint", func(t *testing.T) {
 		t.Parallel()
 		pool := pgtest.NewPool(t, 4)
-		f := fakeapi.NewStripe("sk_test_x")
+		f := stripefake.New("sk_test_x")
 		defer f.Close()
 		f.Add(stripeEvents(350, 7, time.Now().Add(-time.Hour))...)
 		el := mustStripe(t, f, "sk_test_x")
@@ -178,9 +181,9 @@ func TestStripeLogFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		at, _ := checkpointOf(t, pool, "stripe")
-		more := make([]fakeapi.StripeEvent, 300)
+		more := make([]stripefake.Event, 300)
 		for i := range more {
-			more[i] = fakeapi.StripeEvent{ID: fmt.Sprintf("evt_more_%04d", i), Type: "invoice.paid", Created: at.Add(-time.Duration(i%50) * time.Second)}
+			more[i] = stripefake.Event{ID: fmt.Sprintf("evt_more_%04d", i), Type: "invoice.paid", Created: at.Add(-time.Duration(i%50) * time.Second)}
 		}
 		f.Add(more...)
 		base := f.Requests()
@@ -203,7 +206,7 @@ func TestStripeLogFailures(t *testing.T) {
 	t.Run("wrong key", func(t *testing.T) {
 		t.Parallel()
 		pool := pgtest.NewPool(t, 4)
-		f := fakeapi.NewStripe("sk_test_right")
+		f := stripefake.New("sk_test_right")
 		defer f.Close()
 		f.Add(stripeEvents(10, 1, time.Now().Add(-time.Hour))...)
 		rep, err := RunLog(context.Background(), pool, mustStripe(t, f, "sk_test_wrong"), logOptions())
@@ -232,7 +235,7 @@ func TestStripeLogMalformedPage(t *testing.T) {
 		fmt.Fprintf(w, `{"object": "list", "has_more": false, "data": [{"id": "evt_b", "type": "t", "created": %d}, {"id": "evt_c", "created": %d}]}`, created, created)
 	}))
 	defer srv.Close()
-	el, _ := NewStripeLog("stripe", srv.URL, "k")
+	el, _ := stripe.NewEventLog("stripe", srv.URL, "k")
 	rep, err := RunLog(context.Background(), pool, el, logOptions())
 	var malformed *MalformedError
 	if !errors.As(err, &malformed) || rep.Malformed != 1 || rep.Complete || rep.Recovered != 1 {
@@ -251,7 +254,7 @@ func TestStripeLogMalformedPage(t *testing.T) {
 func TestStripeLogRacesWebhooks(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 12)
-	f := fakeapi.NewStripe("sk")
+	f := stripefake.New("sk")
 	defer f.Close()
 	evs := stripeEvents(600, 3, time.Now().Add(-time.Hour))
 	f.Add(evs...)
@@ -291,7 +294,7 @@ func TestStripeLogRacesWebhooks(t *testing.T) {
 func TestEventLogRestartResumes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
-	f := fakeapi.NewStripe("sk")
+	f := stripefake.New("sk")
 	defer f.Close()
 	f.Add(stripeEvents(100, 10, time.Now().Add(-2*time.Hour))...)
 	el := mustStripe(t, f, "sk")
@@ -300,9 +303,9 @@ func TestEventLogRestartResumes(t *testing.T) {
 	}
 	at, _ := checkpointOf(t, pool, "stripe")
 	// New events after the checkpoint, some missed.
-	fresh := make([]fakeapi.StripeEvent, 450)
+	fresh := make([]stripefake.Event, 450)
 	for i := range fresh {
-		fresh[i] = fakeapi.StripeEvent{ID: fmt.Sprintf("evt_new_%04d", i), Type: "invoice.paid", Created: at.Add(time.Duration(i%20+1) * time.Second)}
+		fresh[i] = stripefake.Event{ID: fmt.Sprintf("evt_new_%04d", i), Type: "invoice.paid", Created: at.Add(time.Duration(i%20+1) * time.Second)}
 	}
 	f.Add(fresh...)
 	ctx, shutdown := context.WithCancel(context.Background())
@@ -363,10 +366,10 @@ func TestGitHubLog(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
 	key, pemText := rsaKey(t)
-	f := fakeapi.NewGitHub("123456", &key.PublicKey)
+	f := githubfake.New("123456", &key.PublicKey)
 	defer f.Close()
 	now := time.Now()
-	var ds []fakeapi.GitHubDelivery
+	var ds []githubfake.Delivery
 	id := int64(1000)
 	for g := range 220 {
 		guid := fmt.Sprintf("0b0c%04d-cc78-11e3-81ab-4c9367dc0958", g)
@@ -382,7 +385,7 @@ func TestGitHubLog(t *testing.T) {
 				status = 502
 			}
 			payload, _ := json.Marshal(map[string]any{"action": "opened", "issue": map[string]any{"number": g}})
-			ds = append(ds, fakeapi.GitHubDelivery{ID: id, GUID: guid, DeliveredAt: at.Add(time.Duration(a) * time.Second),
+			ds = append(ds, githubfake.Delivery{ID: id, GUID: guid, DeliveredAt: at.Add(time.Duration(a) * time.Second),
 				Event: "issues", Action: "opened", StatusCode: status, Redelivery: a > 0, Payload: payload})
 		}
 	}
@@ -390,7 +393,7 @@ func TestGitHubLog(t *testing.T) {
 		id++
 		g := len(ds)
 		payload, _ := json.Marshal(map[string]any{"zen": "Keep it logically awesome.", "hook_id": g})
-		ds = append(ds, fakeapi.GitHubDelivery{ID: id, GUID: fmt.Sprintf("ping-%04d", g), DeliveredAt: now.Add(-50 * time.Minute),
+		ds = append(ds, githubfake.Delivery{ID: id, GUID: fmt.Sprintf("ping-%04d", g), DeliveredAt: now.Add(-50 * time.Minute),
 			Event: "ping", StatusCode: 502, Payload: payload})
 	}
 	f.Add(ds...)
@@ -409,7 +412,7 @@ func TestGitHubLog(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(pemText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	el, err := NewGitHubLog("gh", f.URL, "123456", keyFile)
+	el, err := github.NewEventLog("gh", f.URL, "123456", keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,41 +448,8 @@ func TestGitHubLog(t *testing.T) {
 	// A wrong app key is refused by the fake: nothing more is ingested.
 	other, otherPEM := rsaKey(t)
 	_ = other
-	bad, _ := NewGitHubLog("gh", f.URL, "123456", otherPEM)
+	bad, _ := github.NewEventLog("gh", f.URL, "123456", otherPEM)
 	if _, err := RunLog(context.Background(), pool, bad, logOptions()); !errors.Is(err, ErrUnauthorized) {
 		t.Fatalf("a JWT signed with another key: %v, want unauthorized", err)
-	}
-}
-
-// TestGitHubJWT: the app JWT is RS256 with iss = the app id, valid nine
-// minutes, reused while it has more than a minute left and renewed after.
-func TestGitHubJWT(t *testing.T) {
-	t.Parallel()
-	key, pemText := rsaKey(t)
-	f := fakeapi.NewGitHub("42", &key.PublicKey)
-	defer f.Close()
-	el, err := NewGitHubLog("gh", f.URL, "42", pemText)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := time.Now()
-	el.now = func() time.Time { return clock }
-	a, _ := el.token()
-	clock = clock.Add(7 * time.Minute)
-	b, _ := el.token()
-	clock = clock.Add(90 * time.Second)
-	c, _ := el.token()
-	if a != b || b == c {
-		t.Fatalf("token reuse/renewal: a==b %v, b==c %v", a == b, b == c)
-	}
-	el.now = time.Now
-	el.jwt = ""
-	if _, err := el.Page(context.Background(), time.Time{}, ""); err != nil {
-		t.Fatalf("the fake refused the JWT: %v", err)
-	}
-	for name, tc := range map[string][2]string{"app id": {"x", pemText}, "key": {"42", "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----"}, "no key": {"42", ""}} {
-		if _, err := NewGitHubLog("gh", f.URL, tc[0], tc[1]); err == nil {
-			t.Errorf("bad %s accepted", name)
-		}
 	}
 }

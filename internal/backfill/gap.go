@@ -4,28 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// Gap is an expected event that did not arrive by its deadline: one row of
-// webhooks.find_gaps().
-type Gap struct {
-	// Provider is the provider the event was expected from.
-	Provider string `json:"provider"`
-	// ExternalID is the provider's id of the expected event.
-	ExternalID string `json:"external_id"`
-	// StatusURL is the provider's status URL given to webhooks.expect, empty
-	// when none was given or the caller may not read it.
-	StatusURL string `json:"status_url,omitempty"`
-	// Deadline is when the event should have arrived by.
-	Deadline time.Time `json:"deadline"`
-	// Backfill is what a backfill pass would do with the gap ([Verdict]);
-	// FindGaps leaves it empty.
-	Backfill string `json:"backfill,omitempty" db:"-"`
-}
 
 // Verdict says what a backfill pass would do with g given apis: "ask" (its
 // provider's API is asked), "no API" (no PGINBOX_API_URL_<NAME> for the

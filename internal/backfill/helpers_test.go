@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/provider/sume"
 )
 
 // TestMain stops the throwaway Postgres cluster the harness may have started.
@@ -144,10 +145,10 @@ func lastBody(replies []fakeReply) string {
 	return replies[len(replies)-1].body
 }
 
-// mustSume returns a SumeAPI for provider on base.
-func mustSume(t *testing.T, provider, base, key string) *SumeAPI {
+// mustSume returns a Sume status API for provider on base.
+func mustSume(t *testing.T, provider, base, key string) *sume.StatusAPI {
 	t.Helper()
-	api, err := NewSumeAPI(provider, base, key)
+	api, err := sume.NewStatusAPI(provider, base, key)
 	if err != nil {
 		t.Fatal(err)
 	}

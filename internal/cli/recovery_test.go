@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/fakeapi"
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/provider/stripe/stripefake"
 )
 
 // recoveryDB returns a migrated database's URL and a pool on it.
@@ -151,10 +151,10 @@ func TestGapsCommand(t *testing.T) {
 func TestGapsBackfillEventLog(t *testing.T) {
 	t.Parallel()
 	url, pool := recoveryDB(t)
-	f := fakeapi.NewStripe("rk_test_cli")
+	f := stripefake.New("rk_test_cli")
 	defer f.Close()
 	for i := range 5 {
-		f.Add(fakeapi.StripeEvent{ID: fmt.Sprintf("evt_cli_%d", i), Type: "invoice.paid", Created: time.Now().Add(-time.Hour)})
+		f.Add(stripefake.Event{ID: fmt.Sprintf("evt_cli_%d", i), Type: "invoice.paid", Created: time.Now().Add(-time.Hour)})
 	}
 	env := map[string]string{"DATABASE_URL": url, "PGINBOX_PROVIDERS": "stripe=stripe",
 		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_cli"}

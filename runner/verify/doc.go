@@ -32,4 +32,8 @@
 // keys and event types are non-blank UTF-8 of at most 255 bytes without
 // control characters. Sume's unsigned X-Sume-Event-Id header must equal the
 // signed top-level body id whenever both are present.
+//
+// This package is the public face of the provider kinds: each kind's scheme
+// lives in its own folder, internal/provider/<kind>, with its backfill client
+// and tests, and [New] and [Kinds] read the list of kinds there.
 package verify

@@ -1,4 +1,4 @@
-package verify
+package verify_test
 
 import (
 	"bytes"
@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/provider/providertest"
+	"github.com/pginbox/pginbox/runner/verify"
 )
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
 	want := []string{"github", "shopify", "standardwebhooks", "stripe", "sume"}
-	if got := Kinds(); !slices.Equal(got, want) {
+	if got := verify.Kinds(); !slices.Equal(got, want) {
 		t.Fatalf("Kinds() = %q, want %q", got, want)
 	}
 	for _, kind := range want {
@@ -54,7 +57,7 @@ func TestNewErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := New(tt.kind, tt.secrets)
+			p, err := verify.New(tt.kind, tt.secrets)
 			if err == nil {
 				t.Fatalf("New(%q) = %v, want an error", tt.kind, p)
 			}
@@ -79,19 +82,10 @@ func TestNewAcceptsSecrets(t *testing.T) {
 		"whsec_MTIzNDU2Nzg5MDEyMzQ1Ng",           // 16 bytes, unpadded
 		"whsec_MTIzNDU2Nzg5MDEyMzQ1Njc4",         // 18 bytes, no padding needed
 	} {
-		if _, err := New("standardwebhooks", []string{secret}); err != nil {
+		if _, err := verify.New("standardwebhooks", []string{secret}); err != nil {
 			t.Errorf("New(standardwebhooks, %q): %v", secret, err)
 		}
 	}
-}
-
-func TestRejectError(t *testing.T) {
-	t.Parallel()
-	err := unauthorized(ReasonSignatureMismatch)
-	if got, want := err.Error(), "rejected with 401: signature mismatch"; got != want {
-		t.Fatalf("Error() = %q, want %q", got, want)
-	}
-	checkReject(t, badRequest(ReasonKeyMissing), http.StatusBadRequest, "idempotency key missing")
 }
 
 // TestReasonsAreLabels checks every reason is usable as a Prometheus label
@@ -99,10 +93,10 @@ func TestRejectError(t *testing.T) {
 func TestReasonsAreLabels(t *testing.T) {
 	t.Parallel()
 	for _, r := range []string{
-		ReasonSignatureMissing, ReasonSignatureMalformed, ReasonSignatureMismatch,
-		ReasonTimestampMissing, ReasonTimestampMalformed, ReasonTimestampOutOfTolerance,
-		ReasonBodyNotJSON, ReasonKeyMissing, ReasonKeyInvalid, ReasonEventIDMismatch,
-		ReasonEventTypeMissing, ReasonEventTypeInvalid,
+		verify.ReasonSignatureMissing, verify.ReasonSignatureMalformed, verify.ReasonSignatureMismatch,
+		verify.ReasonTimestampMissing, verify.ReasonTimestampMalformed, verify.ReasonTimestampOutOfTolerance,
+		verify.ReasonBodyNotJSON, verify.ReasonKeyMissing, verify.ReasonKeyInvalid, verify.ReasonEventIDMismatch,
+		verify.ReasonEventTypeMissing, verify.ReasonEventTypeInvalid,
 	} {
 		if r == "" || strings.Trim(r, "abcdefghijklmnopqrstuvwxyz ") != "" {
 			t.Errorf("reason %q is not lower-case words", r)
@@ -118,11 +112,11 @@ func TestIdentifyBodyNotJSON(t *testing.T) {
 		"X-Sume-Event-Id", "evt_1", "X-GitHub-Delivery", "d1", "X-GitHub-Event", "push",
 		"webhook-id", "msg_1", "X-Shopify-Event-Id", "e1", "X-Shopify-Topic", "orders/create",
 	)
-	for _, kind := range Kinds() {
+	for _, kind := range verify.Kinds() {
 		p := mustProvider(t, kind, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 		for _, body := range []string{"", " ", "null", "[]", `"x"`, "1", "{", `{"id":"a"} x`, `{"id":"a"}{}`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`} {
 			_, err := p.Identify(h, []byte(body))
-			checkReject(t, err, http.StatusBadRequest, ReasonBodyNotJSON)
+			checkReject(t, err, http.StatusBadRequest, verify.ReasonBodyNotJSON)
 		}
 	}
 }
@@ -136,7 +130,7 @@ func FuzzSignedRoundTrip(f *testing.F) {
 	f.Add("whsec_x0123456789ab", []byte("\x00\xff"), int64(-301))
 	now := time.Unix(1_700_000_000, 0)
 	f.Fuzz(func(t *testing.T, secret string, body []byte, offset int64) {
-		if len(secret) < MinSecretBytes {
+		if len(secret) < verify.MinSecretBytes {
 			return
 		}
 		offset %= 1000
@@ -153,10 +147,10 @@ func FuzzSignedRoundTrip(f *testing.F) {
 				t.Fatalf("%s: fresh signed delivery rejected: %v", kind, err)
 			}
 			if !fresh {
-				checkReject(t, err, http.StatusUnauthorized, ReasonTimestampOutOfTolerance)
+				checkReject(t, err, http.StatusUnauthorized, verify.ReasonTimestampOutOfTolerance)
 			}
 			tampered := append(bytes.Clone(body), ' ')
-			checkReject(t, p.Verify(h, tampered, now), http.StatusUnauthorized, ReasonSignatureMismatch)
+			checkReject(t, p.Verify(h, tampered, now), http.StatusUnauthorized, verify.ReasonSignatureMismatch)
 		}
 	})
 }
@@ -196,3 +190,11 @@ func TestKeySigned(t *testing.T) {
 		}
 	}
 }
+
+// The helpers the provider kinds' tests share, under the names these tests use.
+var (
+	macHex       = providertest.MACHex
+	headers      = providertest.Headers
+	mustProvider = providertest.MustProvider
+	checkReject  = providertest.CheckReject
+)

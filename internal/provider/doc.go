@@ -1,0 +1,15 @@
+// Package provider is the list of provider kinds ([Kinds]): for each, its
+// name, its signature verifier and, where the provider has an API backfill
+// can read, the constructor of that API's client. The receiver
+// (runner/verify), the backfill passes (internal/backfill) and the
+// configuration consult it instead of switching on kind names.
+//
+// Each kind is one folder, internal/provider/<kind>, holding its verifier
+// (standard library only, built on package [sig]), its backfill client
+// where it has one (built on internal/backfill/apiclient), their tests, and
+// a fake of its API where the tests need one (<kind>/<kind>fake).
+//
+// The same list is written in SQL: the CHECK on
+// webhooks.provider_secrets.kind and the kinds webhooks.set_provider
+// accepts. tests.TestProviderKindsMatchSQL keeps the three equal.
+package provider

@@ -1,0 +1,252 @@
+package github
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+)
+
+// EventLog reads a GitHub App's webhook delivery log, the event-log API of
+// kind github:
+//
+//	GET <BaseURL>/app/hook/deliveries?per_page=100[&cursor=…]   (pages by the Link header)
+//	GET <BaseURL>/app/hook/deliveries/{id}                      (the recorded request)
+//	Authorization: Bearer <RS256 JWT of the app>
+//
+// The log lists every attempt (a failed delivery and its redeliveries share
+// one guid): a pass keeps one entry per guid and fetches the detail only for
+// guids not stored. A recovered delivery is stored under its guid (the
+// X-GitHub-Delivery a webhook carries), with the event type a webhook would
+// get (X-GitHub-Event plus the payload's action, as [EventType] derives it)
+// and request.payload as the payload. The JWT (iss = the app id, 9 minutes)
+// is renewed a minute before it expires. Only BaseURL's origin is contacted:
+// a Link to another origin is refused.
+type EventLog struct {
+	provider string
+	base     string
+	origin   apiclient.Origin
+	appID    string
+	key      *rsa.PrivateKey
+	client   *http.Client
+	now      func() time.Time
+
+	mu     sync.Mutex
+	jwt    string
+	jwtExp time.Time
+}
+
+var _ apiclient.EventLog = (*EventLog)(nil)
+
+// NewEventLog returns the delivery-log client of a github provider. key is
+// the app's private key in PEM (PKCS#1 or PKCS#8), or the path of a file
+// holding it.
+func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
+	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	o, err := apiclient.ParseOrigin(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(appID), 10, 64); err != nil || n <= 0 {
+		return nil, fmt.Errorf("provider %s: PGINBOX_GITHUB_APP_ID_%s must be the GitHub App's numeric id", provider, strings.ToUpper(strings.ReplaceAll(provider, "-", "_")))
+	}
+	pk, err := parseRSAKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: GitHub App private key: %w", provider, err)
+	}
+	return &EventLog{provider: provider, base: baseURL, origin: o, appID: strings.TrimSpace(appID), key: pk,
+		client: apiclient.NewClient(o), now: time.Now}, nil
+}
+
+// parseRSAKey reads an RSA private key from PEM text or a PEM file.
+func parseRSAKey(v string) (*rsa.PrivateKey, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, errors.New("none set (PGINBOX_API_KEY_<NAME>: the PEM, or a path to it)")
+	}
+	data := []byte(v)
+	if !strings.HasPrefix(v, "-----BEGIN") {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return nil, fmt.Errorf("not PEM, and not a readable file: %w", err)
+		}
+		data = b
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("no PEM block")
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, errors.New("not an RSA private key (PKCS#1 or PKCS#8)")
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("not an RSA key")
+	}
+	return rk, nil
+}
+
+// Provider returns the provider's name.
+func (g *EventLog) Provider() string { return g.provider }
+
+// token returns the app's JWT, signing a new one when the current one has
+// less than a minute left.
+func (g *EventLog) token() (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	if g.jwt != "" && g.jwtExp.Sub(now) > time.Minute {
+		return g.jwt, nil
+	}
+	iat, exp := now.Add(-time.Minute), now.Add(9*time.Minute) // GitHub allows 10 minutes, clocks drift
+	enc := base64.RawURLEncoding
+	header := enc.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	claims, err := json.Marshal(map[string]any{"iat": iat.Unix(), "exp": exp.Unix(), "iss": g.appID})
+	if err != nil {
+		return "", err
+	}
+	signing := header + "." + enc.EncodeToString(claims)
+	sum := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, g.key, crypto.SHA256, sum[:])
+	if err != nil {
+		return "", fmt.Errorf("%s API: sign the app JWT: %w", g.provider, err)
+	}
+	g.jwt, g.jwtExp = signing+"."+enc.EncodeToString(sig), exp
+	return g.jwt, nil
+}
+
+func (g *EventLog) get(ctx context.Context, what, u string) ([]byte, http.Header, error) {
+	tok, err := g.token()
+	if err != nil {
+		return nil, nil, err
+	}
+	return apiclient.GetJSON(ctx, g.client, g.provider, what, u, http.Header{
+		"Authorization":        {"Bearer " + tok},
+		"Accept":               {"application/vnd.github+json"},
+		"X-Github-Api-Version": {"2022-11-28"},
+	})
+}
+
+// ghDelivery is one entry of the delivery log (and the head of its detail).
+type ghDelivery struct {
+	ID          *int64  `json:"id"`
+	GUID        string  `json:"guid"`
+	DeliveredAt string  `json:"delivered_at"`
+	Event       string  `json:"event"`
+	Action      *string `json:"action"`
+	Request     *struct {
+		Headers map[string]any  `json:"headers"`
+		Payload json.RawMessage `json:"payload"`
+	} `json:"request"`
+}
+
+// Page reads one page of the delivery log. GitHub does not filter by time:
+// the pass stops after the page that reaches before since.
+func (g *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apiclient.LogPage, error) {
+	u := g.base + "/app/hook/deliveries?per_page=100"
+	if cursor != "" {
+		u += "&cursor=" + url.QueryEscape(cursor)
+	}
+	body, h, err := g.get(ctx, "delivery log", u)
+	if err != nil {
+		return apiclient.LogPage{}, err
+	}
+	bad := func(reason string) (apiclient.LogPage, error) {
+		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: reason}
+	}
+	var list []ghDelivery
+	if err := json.Unmarshal(body, &list); err != nil || list == nil {
+		return bad("not a JSON array of deliveries")
+	}
+	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list))}
+	for i, d := range list {
+		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
+		if d.ID == nil || !apiclient.ValidText(d.GUID) || err != nil {
+			return bad(fmt.Sprintf("delivery %d has no id, guid or delivered_at", i))
+		}
+		page.Entries = append(page.Entries, apiclient.LogEntry{Key: d.GUID, Created: at, NeedsFetch: true, Ref: strconv.FormatInt(*d.ID, 10)})
+	}
+	next, err := g.nextCursor(h.Get("Link"))
+	if err != nil {
+		return apiclient.LogPage{}, err
+	}
+	page.Next = next
+	return page, nil
+}
+
+// nextCursor returns the cursor of the Link header's rel="next", "" when
+// there is none. A next link on another origin, or without a cursor, is
+// refused.
+func (g *EventLog) nextCursor(link string) (string, error) {
+	for part := range strings.SplitSeq(link, ",") {
+		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
+		if !ok || !strings.Contains(strings.ReplaceAll(params, " ", ""), `rel="next"`) {
+			continue
+		}
+		target = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(target), "<"), ">")
+		u, err := url.Parse(target)
+		if err != nil || !g.origin.Contains(u) {
+			return "", &apiclient.RefusedError{Provider: g.provider, ExternalID: "delivery log", Reason: apiclient.RefusedForeignOrigin,
+				Detail: "the Link header's next page is not on the API's origin " + g.origin.String()}
+		}
+		c := u.Query().Get("cursor")
+		if c == "" {
+			return "", &apiclient.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: "next link without a cursor"}
+		}
+		return c, nil
+	}
+	return "", nil
+}
+
+// Fetch reads a delivery's detail: the request GitHub sent.
+func (g *EventLog) Fetch(ctx context.Context, e apiclient.LogEntry) (apiclient.LogEntry, error) {
+	body, _, err := g.get(ctx, e.Key, g.base+"/app/hook/deliveries/"+url.PathEscape(e.Ref))
+	if err != nil {
+		return e, err
+	}
+	bad := func(reason string) (apiclient.LogEntry, error) {
+		return e, &apiclient.MalformedError{Provider: g.provider, ExternalID: e.Key, Reason: reason}
+	}
+	var d ghDelivery
+	if err := json.Unmarshal(body, &d); err != nil {
+		return bad("not a delivery object")
+	}
+	if d.GUID != e.Key {
+		return bad("the detail's guid is not the listed one")
+	}
+	if d.Request == nil || len(d.Request.Payload) == 0 {
+		return bad("no request.payload")
+	}
+	event := d.Event
+	for k, v := range d.Request.Headers {
+		if s, ok := v.(string); ok && strings.EqualFold(k, "X-GitHub-Event") {
+			event = s
+		}
+	}
+	t, err := EventType(event, d.Request.Payload)
+	if err != nil {
+		return bad("request.payload or its event type is not what a webhook would carry")
+	}
+	e.EventType, e.Payload, e.NeedsFetch = t, d.Request.Payload, false
+	return e, nil
+}

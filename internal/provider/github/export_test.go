@@ -1,0 +1,6 @@
+package github
+
+// Exported for the tests of package github_test.
+var (
+	ParseGitHubSignature = parseGitHubSignature
+)

@@ -1,0 +1,6 @@
+package shopify
+
+// Exported for the tests of package shopify_test.
+var (
+	ParseShopifySignature = parseShopifySignature
+)

@@ -1,0 +1,6 @@
+package standardwebhooks
+
+// Exported for the tests of package standardwebhooks_test.
+var (
+	ParseStandardSignatures = parseStandardSignatures
+)
