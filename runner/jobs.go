@@ -62,7 +62,7 @@ func (s *Server) reconcile(ctx context.Context, trigger string) error {
 // providers whose API kept failing (s.backoff): the gaps of per-id APIs
 // (Sume), then each provider's event log (Stripe, GitHub).
 func (s *Server) backfill(ctx context.Context, _ string) error {
-	opts := backfill.Options{Logger: s.log, PassTimeout: s.cfg.backfillTimeout, Backoff: s.backoff, Lookback: s.cfg.backfillLookback}
+	opts := backfill.Options{Logger: s.log, PassTimeout: s.cfg.BackfillTimeout, Backoff: s.backoff, Lookback: s.cfg.BackfillLookback}
 	var errs []error
 	if len(s.cfg.backfill) > 0 {
 		errs = append(errs, s.backfillGaps(ctx, opts))

@@ -139,22 +139,16 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 func pruneCmd(ctx context.Context, app App, args []string) error {
 	fs := newFlags("prune", "prune [--keep-payload D] [--keep-keys D]",
 		"drop old payloads (PGINBOX_KEEP_PAYLOAD, default 30d) and whole old events (PGINBOX_KEEP_KEYS, default 400d)")
-	getenv, err := withFlags(app, fs, args, []string{"PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"})
+	getenv, err := withFlags(app, fs, args, settings("PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"))
 	if err != nil {
 		return err
 	}
-	env, err := envconfig.Read(getenv)
+	env, err := envconfig.Read(getenv, envconfig.Table)
 	if err != nil {
 		return err
 	}
-	payload, keys := env.KeepPayload, env.KeepKeys
-	if payload == 0 {
-		payload = retention.DefaultKeepPayload
-	}
-	if keys == 0 {
-		keys = retention.DefaultKeepKeys
-	}
-	pool, closePool, err := openPool(ctx, app, env)
+	payload, keys := env.Duration("PGINBOX_KEEP_PAYLOAD"), env.Duration("PGINBOX_KEEP_KEYS")
+	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}
