@@ -47,8 +47,9 @@ type Setting struct {
 	// OldNameOf is the variable this is the old name of: it is read when
 	// that one is unset.
 	OldNameOf string
-	// LongerThan is a variable this duration must be longer than.
-	LongerThan string
+	// LongerThan is a variable this duration must be longer than, for the
+	// reason why.
+	LongerThan, why string
 
 	kind kind
 }
@@ -60,9 +61,6 @@ func (s Setting) Family() bool { return strings.HasSuffix(s.Env, "<NAME>") }
 func (s Setting) Var(provider string) string {
 	return strings.TrimSuffix(s.Env, "<NAME>") + Name(provider)
 }
-
-// Secret reports whether errors about s must never repeat its value.
-func (s Setting) Secret() bool { return s.kind.secret }
 
 // Lookup returns the row of variable env (a family as PGINBOX_SECRET_<NAME>).
 func Lookup(env string) (Setting, bool) {
@@ -138,7 +136,7 @@ func Read(getenv func(string) string, rows []Setting) (Values, error) {
 		long, _ := v.value[s.Env].(time.Duration)
 		short, _ := v.value[s.LongerThan].(time.Duration)
 		if long <= short {
-			return v, &Error{s.Env, "must be longer than " + s.LongerThan + ", so late redeliveries still dedupe"}
+			return v, &Error{s.Env, "must be longer than " + s.LongerThan + ", " + s.why}
 		}
 	}
 	v.Providers, _ = v.value["PGINBOX_PROVIDERS"].([]Provider)

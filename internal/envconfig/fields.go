@@ -94,7 +94,7 @@ func Check(config any) error {
 		if s.LongerThan != "" {
 			short, _ := Lookup(s.LongerThan)
 			if c.FieldByName(s.Field).Int() <= c.FieldByName(short.Field).Int() {
-				return &FieldError{s, "must be longer than " + short.Field + ", so late redeliveries still dedupe"}
+				return &FieldError{s, "must be longer than " + short.Field + ", " + s.why}
 			}
 		}
 	}

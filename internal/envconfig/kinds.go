@@ -32,7 +32,8 @@ type kind struct {
 	unset func(v any) bool
 }
 
-// check returns the message for text s, or "" when s is valid.
+// read parses text s and checks it: the value, or the message of the error
+// (what follows the variable's name) when s is not valid.
 func (k kind) read(s string) (any, string) {
 	v, err := k.parse(s)
 	if err == nil && (k.valid == nil || k.valid(v)) {

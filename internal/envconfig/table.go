@@ -76,7 +76,7 @@ var Table = []Setting{
 		Doc: "retention schedule (off disables)", kind: duration(true)},
 	{Env: "PGINBOX_KEEP_PAYLOAD", Flag: "keep-payload", Field: "KeepPayload", Default: "30d",
 		Doc: "how long payloads of processed events are kept", kind: duration(false)},
-	{Env: "PGINBOX_KEEP_KEYS", Flag: "keep-keys", Field: "KeepKeys", Default: "400d", LongerThan: "PGINBOX_KEEP_PAYLOAD",
+	{Env: "PGINBOX_KEEP_KEYS", Flag: "keep-keys", Field: "KeepKeys", Default: "400d", LongerThan: "PGINBOX_KEEP_PAYLOAD", why: "so late redeliveries still dedupe",
 		Doc: "how long finished events, and so their dedup keys, are kept", kind: duration(false)},
 
 	// Backfill.
