@@ -244,16 +244,16 @@ func (c *Config) checkAll(n names, log *slog.Logger) error {
 // PGINBOX_ADDR, PGINBOX_PROVIDERS with each PGINBOX_SECRET_<NAME>,
 // PGINBOX_HANDLER, PGINBOX_WORKERS, the durations, PGINBOX_API_URL_<NAME>,
 // PGINBOX_API_KEY_<NAME> and PGINBOX_GITHUB_APP_ID_<NAME> for backfill, and
-// the rest of the PGINBOX_* variables the reference documents. The fields it
-// leaves unset hold their defaults. Invalid values (an unknown provider kind,
-// a provider without secrets, a bad duration or number) are errors that name
-// the variable.
+// the rest of the PGINBOX_* variables the reference documents. The field of
+// a variable unset stays zero: its default. Invalid values (an unknown
+// provider kind, a provider without secrets, a bad duration or number, a
+// rule between settings) are errors that name the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	env, err := envconfig.Read(getenv, envconfig.Runner())
 	if err != nil {
 		return Config{}, err
 	}
-	c := DefaultConfig()
+	c := Config{Providers: map[string]verify.Provider{}}
 	envconfig.Apply(env, &c)
 	for _, p := range env.Providers {
 		if !slices.Contains(verify.Kinds(), p.Kind) {
@@ -279,7 +279,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.Handler, err = ParseHandler(env.String("PGINBOX_HANDLER"), env.Duration("PGINBOX_HTTP_TIMEOUT")); err != nil {
 		return c, &envconfig.Error{Var: "PGINBOX_HANDLER", Msg: err.Error()}
 	}
-	return c, c.checkAll(envNames, discard)
+	d := c.withDefaults()
+	if err := d.checkAll(envNames, discard); err != nil {
+		return c, err
+	}
+	c.backfill, c.logs = d.backfill, d.logs
+	return c, nil
 }
 
 // loopbackAddr reports whether host:port addr listens on loopback only

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/envconfig"
-	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -106,7 +105,7 @@ func TestDefaultConfig(t *testing.T) {
 		Addr: "127.0.0.1:8080", AdminAddr: "127.0.0.1:8081", ReadHeaderTimeout: 10 * time.Second, MaxBody: 1 << 20,
 		Workers: 8, BatchSize: 100, Lease: 5 * time.Minute, PollInterval: time.Second, NotifyInterval: 50 * time.Millisecond,
 		ListenPing: 10 * time.Second, ReconcileEvery: time.Minute, ChecksEvery: time.Minute, ShutdownTimeout: 30 * time.Second,
-		HandlerTimeout: 5 * time.Minute, KeepPayload: retention.DefaultKeepPayload, KeepKeys: retention.DefaultKeepKeys,
+		HandlerTimeout: 5 * time.Minute, KeepPayload: 30 * 24 * time.Hour, KeepKeys: 400 * 24 * time.Hour,
 		PruneEvery: time.Hour, IngestTimeout: 10 * time.Second, BackfillTimeout: 2 * time.Minute, BackfillLookback: 72 * time.Hour,
 		Providers: map[string]verify.Provider{},
 	}
@@ -120,7 +119,8 @@ func TestDefaultConfig(t *testing.T) {
 
 // TestSettingsTableFields: every Field and Builds of the settings table is a
 // Config field, of the type its row reads; every exported Config field has
-// a row (but ListenURL, the deprecated Go name of DirectURL).
+// a row (but ListenURL, the deprecated Go name of DirectURL); ConfigFromEnv
+// sets each variable's field, and leaves the others zero (their defaults).
 func TestSettingsTableFields(t *testing.T) {
 	t.Parallel()
 	typ := reflect.TypeFor[Config]()
@@ -155,7 +155,7 @@ func TestSettingsTableFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Addr: "127.0.0.1:9", AdminAddr: "off", AdminHosts: []string{"a.example"}, AdminToken: "0123456789abcdef", ReadHeaderTimeout: 10 * time.Second,
+		Addr: "127.0.0.1:9", AdminAddr: "off", AdminHosts: []string{"a.example"}, AdminToken: "0123456789abcdef",
 		MaxBody: 7, IngestTimeout: time.Second, LeaseMode: "two-phase", HandlerTimeout: 2 * time.Second,
 		Workers: 3, BatchSize: 4, Lease: 3 * time.Second, PollInterval: 4 * time.Second, NotifyInterval: 5 * time.Second,
 		PollOnly: true, DirectURL: "postgres://d", ListenPing: -1, SkipMigrate: true,
