@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -10,14 +10,16 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/envconfig"
-	"github.com/pginbox/pginbox/internal/retention"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // Config configures a [Server]. [ConfigFromEnv] fills it from the
-// environment; a Go program embedding pginbox can build it directly. The zero
-// value of every field means its default, as documented on the field; [New]
-// refuses a Config whose values are out of range.
+// environment; a Go program embedding pginbox can build it directly, or start
+// from [DefaultConfig]. The zero value of every field means its default, as
+// documented on the field; [Config.Validate] (which [New] calls) refuses a
+// Config whose values are out of range. Each setting (its variable, flag,
+// default and rule) is declared once, in the settings table of
+// internal/envconfig.
 type Config struct {
 	// Addr is the HTTP listen address. Default 127.0.0.1:8080.
 	Addr string
@@ -109,131 +111,150 @@ type Config struct {
 	// applies the pending migrations.
 	SkipMigrate bool
 
-	// backfill are the providers' APIs a backfill pass asks after each
-	// scheduled reconcile pass; ConfigFromEnv sets them from
-	// PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>. Empty: no backfill.
+	// ProviderAPIs are the providers' APIs backfill reads, by provider name
+	// (a provider of Providers; others are ignored): kind sume's status API,
+	// stripe's event list, github's App delivery log. A backfill pass runs
+	// after each scheduled reconcile pass. Empty (the default): no backfill.
+	ProviderAPIs map[string]ProviderAPI
+	// BackfillTimeout bounds one backfill pass; past it the lookups in
+	// flight are abandoned. Default 2m.
+	BackfillTimeout time.Duration
+	// BackfillLookback is how far back the first event-log pass of a
+	// provider (kinds stripe, github) reads; later passes start from its
+	// checkpoint. Default 72h.
+	BackfillLookback time.Duration
+
+	// backfill and logs are built from ProviderAPIs by validate: the APIs
+	// asked about gaps and the event logs read.
 	backfill map[string]backfill.StatusAPI
-	// backfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT).
-	backfillTimeout time.Duration
-	// logs are the providers' event logs (Stripe events, GitHub App
-	// deliveries) each backfill pass reads; backfillLookback is how far back
-	// a provider's first pass reads (PGINBOX_BACKFILL_LOOKBACK).
-	logs             map[string]backfill.EventLog
-	backfillLookback time.Duration
+	logs     map[string]backfill.EventLog
 }
 
+// ProviderAPI is where backfill reaches one provider's API.
+type ProviderAPI struct {
+	// URL is the API's base URL (PGINBOX_API_URL_<NAME>): backfill contacts
+	// this origin and nothing else. Empty: the API is never contacted.
+	URL string
+	// Key is sent to that API, and only to it (PGINBOX_API_KEY_<NAME>):
+	// kind sume a bearer token, stripe a key that reads Events, github the
+	// App's private key (PEM, or a path to it). Empty: none.
+	Key string
+	// AppID is kind github's App id (PGINBOX_GITHUB_APP_ID_<NAME>).
+	AppID string
+}
+
+// DefaultConfig returns the Config whose every field holds its default:
+// what the zero value of each field means.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with each field that holds no value set to its
+// default, from the settings table.
 func (c Config) withDefaults() Config {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8080"
-	}
-	if c.AdminAddr == "" {
-		c.AdminAddr = "127.0.0.1:8081"
-	}
-	def(&c.ReadHeaderTimeout, 10*time.Second)
-	if c.MaxBody <= 0 {
-		c.MaxBody = 1 << 20
-	}
-	if c.Workers <= 0 {
-		c.Workers = 8
-	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 100
-	}
-	def(&c.Lease, 5*time.Minute)
-	def(&c.PollInterval, time.Second)
-	def(&c.NotifyInterval, 50*time.Millisecond)
-	def(&c.ReconcileEvery, time.Minute)
-	def(&c.ChecksEvery, time.Minute)
-	def(&c.ShutdownTimeout, 30*time.Second)
-	def(&c.HandlerTimeout, 5*time.Minute)
-	def(&c.KeepPayload, retention.DefaultKeepPayload)
-	def(&c.KeepKeys, retention.DefaultKeepKeys)
-	def(&c.PruneEvery, time.Hour)
-	def(&c.IngestTimeout, 10*time.Second)
-	def(&c.backfillTimeout, 2*time.Minute)
+	envconfig.SetDefaults(&c)
 	if c.Providers == nil {
 		c.Providers = map[string]verify.Provider{}
 	}
 	return c
 }
 
-// validate reports the first setting of a Config (with its defaults
-// applied) that New cannot run with.
-func (c Config) validate() error {
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return fmt.Errorf("config: Addr %q is not host:port", c.Addr)
+// Validate reports the first setting of c (its zero fields taken as their
+// defaults) that New cannot run with: a value out of its range, a rule
+// between two settings, a provider without a verifier or a backfill API that
+// cannot be built.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if err := envconfig.Check(c); err != nil {
+		return err
 	}
-	if c.AdminAddr != "off" {
-		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
-			return fmt.Errorf("config: AdminAddr %q is not host:port or off", c.AdminAddr)
+	return c.checkAll(fieldNames, discard)
+}
+
+// validate checks c (its defaults applied) for New and builds its backfill
+// APIs; what they ignore is logged on slog.Default.
+func (c *Config) validate() error {
+	if err := envconfig.Check(c); err != nil {
+		return err
+	}
+	return c.checkAll(fieldNames, nil)
+}
+
+// discard drops every record: Validate and ConfigFromEnv leave the
+// warnings to New.
+var discard = slog.New(slog.DiscardHandler)
+
+// names says how errors name a setting: as the Config field a Go program
+// sets, or as the variable ConfigFromEnv read.
+type names struct{ env bool }
+
+var fieldNames, envNames = names{env: false}, names{env: true}
+
+// of returns the name of Config field.
+func (n names) of(field string) string {
+	if n.env {
+		for _, s := range envconfig.Runner() {
+			if s.Field == field && s.OldNameOf == "" {
+				return s.Env
+			}
 		}
 	}
+	return field
+}
+
+// err is an error about Config field: msg follows its name.
+func (n names) err(field, msg string) error {
+	if n.env {
+		return &envconfig.Error{Var: n.of(field), Msg: msg}
+	}
+	return fmt.Errorf("config: %s %s", field, msg)
+}
+
+// checkAll checks the rules that span settings (each setting's own range is
+// in the settings table, checked by envconfig.Read or envconfig.Check) and
+// builds the backfill APIs.
+func (c *Config) checkAll(n names, log *slog.Logger) error {
 	if c.AdminAddr != "off" && c.AdminToken == "" && !loopbackAddr(c.AdminAddr) {
 		// Without a token the console's reads are open: payloads, errors,
 		// status URLs. That is only safe where nobody else can connect.
-		return fmt.Errorf("config: AdminAddr %q is not a loopback address and AdminToken is empty: set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1", c.AdminAddr)
+		return n.err("AdminAddr", fmt.Sprintf("%q is not a loopback address and %s is empty: set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1",
+			c.AdminAddr, n.of("AdminToken")))
 	}
-	if c.AdminToken != "" && len(c.AdminToken) < 16 {
-		return errors.New("config: AdminToken is shorter than 16 characters")
-	}
-	if c.LeaseMode != "" && c.LeaseMode != "row-lock" && c.LeaseMode != "two-phase" {
-		return fmt.Errorf("config: LeaseMode %q is not row-lock or two-phase", c.LeaseMode)
-	}
-	if c.Workers > 1024 || c.BatchSize > 10000 {
-		return fmt.Errorf("config: Workers %d (at most 1024) or BatchSize %d (at most 10000) out of range", c.Workers, c.BatchSize)
-	}
-	for name, d := range map[string]time.Duration{"Lease": c.Lease, "PollInterval": c.PollInterval,
-		"NotifyInterval": c.NotifyInterval, "ShutdownTimeout": c.ShutdownTimeout, "HandlerTimeout": c.HandlerTimeout,
-		"KeepPayload": c.KeepPayload, "KeepKeys": c.KeepKeys, "IngestTimeout": c.IngestTimeout, "ReadHeaderTimeout": c.ReadHeaderTimeout} {
-		if d < 0 {
-			return fmt.Errorf("config: %s %s is negative", name, d)
-		}
-	}
-	if c.KeepKeys <= c.KeepPayload {
-		return errors.New("config: KeepKeys must be longer than KeepPayload, so late redeliveries still dedupe")
-	}
+	kinds := map[string]string{}
 	for name, p := range c.Providers {
 		if p == nil {
 			return fmt.Errorf("config: provider %q has no verifier", name)
 		}
+		kinds[name] = p.Kind()
 	}
-	return nil
+	endpoint := func(provider string) (string, string) {
+		return c.ProviderAPIs[provider].URL, c.ProviderAPIs[provider].Key
+	}
+	appID := func(provider string) string { return c.ProviderAPIs[provider].AppID }
+	var err error
+	if c.backfill, err = backfill.APIs(kinds, endpoint, log); err == nil {
+		c.logs, err = backfill.EventLogs(kinds, endpoint, appID)
+	}
+	if err != nil && !n.env {
+		return fmt.Errorf("config: ProviderAPIs: %w", err)
+	}
+	return err
 }
 
 // ConfigFromEnv reads the configuration from the environment getenv returns
-// (os.Getenv, or the command line's flags over it): PGINBOX_ADDR,
-// PGINBOX_PROVIDERS with each PGINBOX_SECRET_<NAME>, PGINBOX_HANDLER,
-// PGINBOX_WORKERS, the durations, PGINBOX_API_URL_<NAME> and
-// PGINBOX_API_KEY_<NAME> for backfill, and the rest of the PGINBOX_*
-// variables the reference documents. Invalid values (an unknown provider
-// kind, a provider without secrets, a bad duration or number) are errors
-// that name the variable.
+// (os.Getenv, or the command line's flags over it), each variable once:
+// PGINBOX_ADDR, PGINBOX_PROVIDERS with each PGINBOX_SECRET_<NAME>,
+// PGINBOX_HANDLER, PGINBOX_WORKERS, the durations, PGINBOX_API_URL_<NAME>,
+// PGINBOX_API_KEY_<NAME> and PGINBOX_GITHUB_APP_ID_<NAME> for backfill, and
+// the rest of the PGINBOX_* variables the reference documents. The field of
+// a variable unset stays zero: its default. Invalid values (an unknown
+// provider kind, a provider without secrets, a bad duration or number, a
+// rule between settings) are errors that name the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	env, err := envconfig.Read(getenv)
+	env, err := envconfig.Read(getenv, envconfig.Runner())
 	if err != nil {
 		return Config{}, err
 	}
-	return configFrom(env)
-}
-
-// configFrom builds a Config from parsed settings: the verifiers, the
-// handler and the backfill APIs.
-func configFrom(env envconfig.Settings) (Config, error) {
-	c := Config{
-		Addr: env.Addr, MaxBody: env.MaxBody, Workers: env.Workers, BatchSize: env.BatchSize,
-		Lease: env.Lease, PollInterval: env.PollInterval, NotifyInterval: env.NotifyInterval,
-		PollOnly: env.PollOnly, DirectURL: env.DirectURL, ListenPing: env.ListenPing,
-		ReconcileEvery: env.ReconcileEvery, ChecksEvery: env.ChecksEvery,
-		KeepPayload: env.KeepPayload, KeepKeys: env.KeepKeys, PruneEvery: env.PruneEvery,
-		HandlerTimeout: env.HandlerTimeout, ShutdownTimeout: env.ShutdownTimeout, IngestTimeout: env.IngestTimeout,
-		AdminAddr: env.AdminAddr, AdminToken: env.AdminToken, AdminHosts: env.AdminHosts, SkipMigrate: env.SkipMigrate, LeaseMode: env.LeaseMode,
-		Providers: map[string]verify.Provider{},
-	}
+	c := Config{Providers: map[string]verify.Provider{}}
+	envconfig.Apply(env, &c)
 	for _, p := range env.Providers {
 		if !slices.Contains(verify.Kinds(), p.Kind) {
 			return c, &envconfig.Error{Var: "PGINBOX_PROVIDERS", Msg: fmt.Sprintf("provider %q: unknown kind %q (supported: %s)",
@@ -247,19 +268,22 @@ func configFrom(env envconfig.Settings) (Config, error) {
 			return c, &envconfig.Error{Var: p.SecretVar, Msg: err.Error()}
 		}
 		c.Providers[p.Name] = v
+		url, key := env.Endpoint(p.Name)
+		if api := (ProviderAPI{URL: url, Key: key, AppID: env.AppID(p.Name)}); api != (ProviderAPI{}) {
+			if c.ProviderAPIs == nil {
+				c.ProviderAPIs = map[string]ProviderAPI{}
+			}
+			c.ProviderAPIs[p.Name] = api
+		}
 	}
-	var err error
-	if c.Handler, err = ParseHandler(env.Handler, env.HTTPTimeout); err != nil {
+	if c.Handler, err = ParseHandler(env.String("PGINBOX_HANDLER"), env.Duration("PGINBOX_HTTP_TIMEOUT")); err != nil {
 		return c, &envconfig.Error{Var: "PGINBOX_HANDLER", Msg: err.Error()}
 	}
-	if c.backfill, err = backfill.APIs(env.Kinds(), env.Endpoint, nil); err != nil {
+	d := c.withDefaults()
+	if err := d.checkAll(envNames, discard); err != nil {
 		return c, err
 	}
-	c.backfillTimeout = env.BackfillTimeout
-	if c.logs, err = backfill.EventLogs(env.Kinds(), env.Endpoint, env.AppID); err != nil {
-		return c, err
-	}
-	c.backfillLookback = env.BackfillLookback
+	c.backfill, c.logs = d.backfill, d.logs
 	return c, nil
 }
 

@@ -2,10 +2,13 @@ package runner
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -90,5 +93,109 @@ func TestConfigFromEnv(t *testing.T) {
 		if _, err := ConfigFromEnv(func(k string) string { return bad[k] }); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}
+	}
+}
+
+// TestDefaultConfig: the defaults the settings table declares, as the
+// fields document them.
+func TestDefaultConfig(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	want := Config{
+		Addr: "127.0.0.1:8080", AdminAddr: "127.0.0.1:8081", ReadHeaderTimeout: 10 * time.Second, MaxBody: 1 << 20,
+		Workers: 8, BatchSize: 100, Lease: 5 * time.Minute, PollInterval: time.Second, NotifyInterval: 50 * time.Millisecond,
+		ListenPing: 10 * time.Second, ReconcileEvery: time.Minute, ChecksEvery: time.Minute, ShutdownTimeout: 30 * time.Second,
+		HandlerTimeout: 5 * time.Minute, KeepPayload: 30 * 24 * time.Hour, KeepKeys: 400 * 24 * time.Hour,
+		PruneEvery: time.Hour, IngestTimeout: 10 * time.Second, BackfillTimeout: 2 * time.Minute, BackfillLookback: 72 * time.Hour,
+		Providers: map[string]verify.Provider{},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("DefaultConfig()\n got %+v\nwant %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSettingsTableFields: every Field and Builds of the settings table is a
+// Config field, of the type its row reads; every exported Config field has
+// a row (but ListenURL, the deprecated Go name of DirectURL); ConfigFromEnv
+// sets each variable's field, and leaves the others zero (their defaults).
+func TestSettingsTableFields(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[Config]()
+	rows := map[string]bool{"ListenURL": true}
+	for _, s := range envconfig.Table {
+		for _, name := range []string{s.Field, s.Builds} {
+			if name == "" {
+				continue
+			}
+			rows[name] = true
+			if _, ok := typ.FieldByName(name); !ok {
+				t.Errorf("%s: no Config field %s", s.Env, name)
+			}
+		}
+	}
+	for f := range typ.Fields() {
+		if f.IsExported() && !rows[f.Name] {
+			t.Errorf("Config.%s has no row in the settings table", f.Name)
+		}
+	}
+	// Every variable set to a valid value lands in its field.
+	env := map[string]string{
+		"PGINBOX_ADDR": "127.0.0.1:9", "PGINBOX_ADMIN_ADDR": "off", "PGINBOX_ADMIN_HOSTS": "A.example", "PGINBOX_ADMIN_TOKEN": "0123456789abcdef",
+		"PGINBOX_MAX_BODY": "7", "PGINBOX_INGEST_TIMEOUT": "1s", "PGINBOX_LEASE_MODE": "two-phase", "PGINBOX_HANDLER_TIMEOUT": "2s",
+		"PGINBOX_WORKERS": "3", "PGINBOX_BATCH": "4", "PGINBOX_LEASE": "3s", "PGINBOX_POLL_INTERVAL": "4s", "PGINBOX_NOTIFY_INTERVAL": "5s",
+		"PGINBOX_LISTEN": "false", "PGINBOX_DIRECT_URL": "postgres://d", "PGINBOX_LISTEN_PING": "off", "PGINBOX_MIGRATE": "false",
+		"PGINBOX_SHUTDOWN_TIMEOUT": "6s", "PGINBOX_RECONCILE_EVERY": "off", "PGINBOX_CHECKS_EVERY": "7s", "PGINBOX_PRUNE_EVERY": "8s",
+		"PGINBOX_KEEP_PAYLOAD": "1d", "PGINBOX_KEEP_KEYS": "2d", "PGINBOX_BACKFILL_TIMEOUT": "9s", "PGINBOX_BACKFILL_LOOKBACK": "1h",
+	}
+	c, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Addr: "127.0.0.1:9", AdminAddr: "off", AdminHosts: []string{"a.example"}, AdminToken: "0123456789abcdef",
+		MaxBody: 7, IngestTimeout: time.Second, LeaseMode: "two-phase", HandlerTimeout: 2 * time.Second,
+		Workers: 3, BatchSize: 4, Lease: 3 * time.Second, PollInterval: 4 * time.Second, NotifyInterval: 5 * time.Second,
+		PollOnly: true, DirectURL: "postgres://d", ListenPing: -1, SkipMigrate: true,
+		ShutdownTimeout: 6 * time.Second, ReconcileEvery: -1, ChecksEvery: 7 * time.Second, PruneEvery: 8 * time.Second,
+		KeepPayload: 24 * time.Hour, KeepKeys: 48 * time.Hour, BackfillTimeout: 9 * time.Second, BackfillLookback: time.Hour,
+		Providers: map[string]verify.Provider{}, backfill: map[string]backfill.StatusAPI{}, logs: map[string]backfill.EventLog{},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("ConfigFromEnv\n got %+v\nwant %+v", c, want)
+	}
+}
+
+// TestValidateNamesTheSetting: one rule, two names: Validate names the
+// Config field a Go program set, ConfigFromEnv the variable.
+func TestValidateNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cfg       Config
+		env       map[string]string
+		field, vr string
+	}{
+		{Config{Workers: 2000}, map[string]string{"PGINBOX_WORKERS": "2000"}, "config: Workers 2000 is not a whole number from 1 to 1024", `PGINBOX_WORKERS: "2000" is not`},
+		{Config{KeepKeys: time.Hour}, map[string]string{"PGINBOX_KEEP_KEYS": "1h"}, "config: KeepKeys must be longer than KeepPayload", "PGINBOX_KEEP_KEYS: must be longer than PGINBOX_KEEP_PAYLOAD"},
+		{Config{AdminToken: "short-secret"}, map[string]string{"PGINBOX_ADMIN_TOKEN": "short-secret"}, "config: AdminToken is shorter than 16 characters", "PGINBOX_ADMIN_TOKEN: is shorter than 16 characters"},
+		{Config{AdminAddr: ":8081"}, map[string]string{"PGINBOX_ADMIN_ADDR": ":8081"}, `config: AdminAddr ":8081" is not a loopback address and AdminToken is empty`, `PGINBOX_ADMIN_ADDR: ":8081" is not a loopback address and PGINBOX_ADMIN_TOKEN is empty`},
+		{Config{Lease: -time.Second}, map[string]string{"PGINBOX_LEASE": "-1s"}, "config: Lease -1s is not a positive duration", `PGINBOX_LEASE: "-1s" is not a positive duration`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.field, func(t *testing.T) {
+			t.Parallel()
+			if err := tc.cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.field) {
+				t.Errorf("Validate: %v, want %q", err, tc.field)
+			}
+			_, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+			if err == nil || !strings.HasPrefix(err.Error(), tc.vr) {
+				t.Errorf("ConfigFromEnv: %v, want %q", err, tc.vr)
+			}
+			if err != nil && strings.Contains(err.Error(), "short-secret") {
+				t.Error("the error repeats a secret")
+			}
+		})
 	}
 }

@@ -150,7 +150,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	s.maint = maintenance.New(s.work, maintenance.Config{
 		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
 		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
-		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.backfillTimeout, BackfillLookback: cfg.backfillLookback,
+		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.BackfillTimeout, BackfillLookback: cfg.BackfillLookback,
 	}, m, log)
 	s.mux = s.routes()
 	if s.adminMux, err = s.adminHandler(); err != nil {

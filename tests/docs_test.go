@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pginbox/pginbox/internal/envconfig"
 )
 
 // envToken matches an environment variable name inside a Go string literal.
@@ -22,11 +24,12 @@ import (
 var envToken = regexp.MustCompile(`PGINBOX_[A-Z0-9_]+|\bDATABASE_URL\b`)
 
 // TestReferenceDocumentsEveryVariable holds docs/reference.md and the code
-// together: every PGINBOX_* variable (and DATABASE_URL) that a non-test Go
-// file of the repository names in a string literal is documented there, and
-// every PGINBOX_* variable the doc's tables list is still named by the code.
-// It walks the whole tree rather than fixed files, so moving code between
-// packages keeps it checked.
+// together. The settings table (envconfig.Table) is the source: each of its
+// variables has a row in the reference's "The runner and the CLI" table with
+// its flag and its default, and that table lists nothing else. Every other
+// PGINBOX_* variable (and DATABASE_URL) that a non-test Go file names in a
+// string literal (the test harness's, the bench's) is documented in the
+// section too, and every variable the section lists is still read.
 func TestReferenceDocumentsEveryVariable(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
@@ -34,17 +37,42 @@ func TestReferenceDocumentsEveryVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := documentedRows(string(doc), "### The runner and the CLI")
+	if len(rows) < 10 {
+		t.Fatalf("found only %d rows in the \"The runner and the CLI\" table of docs/reference.md: is the section renamed?", len(rows))
+	}
+	inTable := map[string]bool{}
+	for _, s := range envconfig.Table {
+		if s.Env == "" {
+			continue // a Config field only a Go program sets
+		}
+		inTable[s.Env] = true
+		row, ok := rows[s.Env]
+		if !ok {
+			t.Errorf("docs/reference.md has no row for %s; add one with its default to \"The runner and the CLI\"", s.Env)
+			continue
+		}
+		if flag := "`--" + s.Flag + "`"; s.Flag != "" && !strings.Contains(row.name, flag) {
+			t.Errorf("docs/reference.md: the row of %s does not name its flag %s", s.Env, flag)
+		} else if s.Flag == "" && strings.Contains(row.name, "--") {
+			t.Errorf("docs/reference.md: the row of %s names a flag; it has none", s.Env)
+		}
+		if s.Default != "" && !strings.Contains(row.def, "`"+s.Default+"`") {
+			t.Errorf("docs/reference.md: the default of %s is `%s`; its row says %q", s.Env, s.Default, row.def)
+		}
+	}
+	for v := range rows {
+		if !inTable[v] {
+			t.Errorf("docs/reference.md lists %s, which the settings table does not declare; remove its row", v)
+		}
+	}
+
+	// Variables read outside the table: the harness's and the bench's.
 	names, prefixes := codeVariables(t, root)
-	if len(names) == 0 || len(prefixes) == 0 {
+	if len(names) == 0 {
 		t.Fatalf("found no PGINBOX_ variables in the Go files under %s: is the walk broken?", root)
 	}
 	listed := documentedVariables(string(doc))
-	if len(listed) < 10 {
-		t.Fatalf("found only %d variables in the tables of the \"Environment variables\" section of docs/reference.md: is the section renamed?", len(listed))
-	}
-
-	// Code → doc: a row in the tables, not a passing mention.
-	docPrefix := func(p string) bool { return slices.Contains(listed, p+"<NAME>") }
 	var missing []string
 	for _, n := range sortedKeys(names) {
 		if slices.Contains(listed, n) {
@@ -52,7 +80,7 @@ func TestReferenceDocumentsEveryVariable(t *testing.T) {
 		}
 		covered := false // PGINBOX_SECRET_SUME is an instance of PGINBOX_SECRET_<NAME>
 		for p := range prefixes {
-			if strings.HasPrefix(n, p) && docPrefix(p) {
+			if strings.HasPrefix(n, p) && slices.Contains(listed, p+"<NAME>") {
 				covered = true
 			}
 		}
@@ -61,34 +89,57 @@ func TestReferenceDocumentsEveryVariable(t *testing.T) {
 		}
 	}
 	for _, p := range sortedKeys(prefixes) {
-		if !docPrefix(p) {
+		if !slices.Contains(listed, p+"<NAME>") {
 			missing = append(missing, p+"<NAME> (in "+strings.Join(prefixes[p], ", ")+")")
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("docs/reference.md does not document these variables the code reads; add a row with the default to its tables:\n  %s",
+		t.Errorf("docs/reference.md does not document these variables the code reads; declare them in the settings table (or, for tests and bench, add a row to their table):\n  %s",
 			strings.Join(missing, "\n  "))
 	}
-
-	// Doc → code.
 	var stale []string
 	for _, v := range listed {
-		if !strings.HasPrefix(v, "PGINBOX_") {
+		if _, found := names[v]; found || inTable[v] || !strings.HasPrefix(v, "PGINBOX_") {
 			continue
 		}
 		if p, ok := strings.CutSuffix(v, "<NAME>"); ok {
-			if _, found := prefixes[p]; !found {
-				stale = append(stale, v)
+			if _, found := prefixes[p]; found {
+				continue
 			}
-			continue
 		}
-		if _, found := names[v]; !found {
-			stale = append(stale, v)
-		}
+		stale = append(stale, v)
 	}
 	if len(stale) > 0 {
 		t.Errorf("docs/reference.md lists variables no Go file reads any more; remove their rows:\n  %s", strings.Join(stale, "\n  "))
 	}
+}
+
+// docRow is one row of a reference table: its first cell (the variable and
+// its flag) and its last (the default).
+type docRow struct{ name, def string }
+
+// documentedRows returns the rows of the table under heading (up to the
+// next heading) by variable.
+func documentedRows(doc, heading string) map[string]docRow {
+	_, section, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		return nil
+	}
+	if i := strings.Index(section, "\n#"); i >= 0 {
+		section = section[:i]
+	}
+	cellName := regexp.MustCompile("^ *`(PGINBOX_[A-Z0-9_]+(?:<NAME>)?|DATABASE_URL)`")
+	rows := map[string]docRow{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || strings.TrimSpace(cells[0]) != "" {
+			continue
+		}
+		if m := cellName.FindStringSubmatch(cells[1]); m != nil {
+			rows[m[1]] = docRow{name: cells[1], def: cells[len(cells)-2]}
+		}
+	}
+	return rows
 }
 
 // codeVariables returns the variable names and the prefixes named in string

@@ -14,7 +14,7 @@ import (
 // APIs builds the provider APIs a pass asks, from the configured providers
 // (name → kind, as in PGINBOX_PROVIDERS) and endpoint, which returns a
 // provider's PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>
-// ([envconfig.Settings.Endpoint]):
+// ([envconfig.Values.Endpoint]):
 //
 //   - a provider whose kind has a status API (sume) and an API URL gets
 //     that API's client ([provider.Kind].NewStatusAPI) on that URL with its key;
@@ -65,7 +65,7 @@ func APIs(providers map[string]string, endpoint func(provider string) (url, key 
 // PGINBOX_API_KEY_<NAME>) or github (PGINBOX_GITHUB_APP_ID_<NAME> and the
 // app's private key, PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
 // PGINBOX_API_URL_<NAME>. appID returns PGINBOX_GITHUB_APP_ID_<NAME>
-// ([envconfig.Settings.AppID]). Providers without a URL are never contacted.
+// ([envconfig.Values.AppID]). Providers without a URL are never contacted.
 func EventLogs(providers map[string]string, endpoint func(provider string) (url, key string), appID func(provider string) string) (map[string]EventLog, error) {
 	logs := map[string]EventLog{}
 	for _, name := range slices.Sorted(maps.Keys(providers)) {

@@ -137,24 +137,19 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 
 // pruneCmd: one retention run with PGINBOX_KEEP_PAYLOAD / PGINBOX_KEEP_KEYS.
 func pruneCmd(ctx context.Context, app App, args []string) error {
-	fs := newFlags("prune", "prune [--keep-payload D] [--keep-keys D]",
-		"drop old payloads (PGINBOX_KEEP_PAYLOAD, default 30d) and whole old events (PGINBOX_KEEP_KEYS, default 400d)")
-	getenv, err := withFlags(app, fs, args, []string{"PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS"})
+	rows := settings("PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS")
+	fs := newFlags("prune", "prune [--keep-payload D] [--keep-keys D]", fmt.Sprintf(
+		"drop old payloads (%s, default %s) and whole old events (%s, default %s)", rows[0].Env, rows[0].Default, rows[1].Env, rows[1].Default))
+	getenv, err := withFlags(app, fs, args, rows)
 	if err != nil {
 		return err
 	}
-	env, err := envconfig.Read(getenv)
+	env, err := envconfig.Read(getenv, envconfig.Table)
 	if err != nil {
 		return err
 	}
-	payload, keys := env.KeepPayload, env.KeepKeys
-	if payload == 0 {
-		payload = retention.DefaultKeepPayload
-	}
-	if keys == 0 {
-		keys = retention.DefaultKeepKeys
-	}
-	pool, closePool, err := openPool(ctx, app, env)
+	payload, keys := env.Duration("PGINBOX_KEEP_PAYLOAD"), env.Duration("PGINBOX_KEEP_KEYS")
+	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}

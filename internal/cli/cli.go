@@ -168,19 +168,20 @@ func (fs *flagSet) printHelp(w io.Writer) {
 
 // connect reads the environment and opens a pool on the database it names
 // (or the embedded cluster): the preamble of every command that queries.
-func connect(ctx context.Context, app App) (envconfig.Settings, *pgxpool.Pool, func(), error) {
-	env, err := envconfig.Read(app.Getenv)
+func connect(ctx context.Context, app App) (envconfig.Values, *pgxpool.Pool, func(), error) {
+	env, err := envconfig.Read(app.Getenv, envconfig.Table)
 	if err != nil {
 		return env, nil, nil, err
 	}
-	pool, closePool, err := openPool(ctx, app, env)
+	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
 	return env, pool, closePool, err
 }
 
-// openPool resolves DATABASE_URL, or else the embedded cluster under
-// PGINBOX_DATA_DIR, and opens a pool on it. close releases both.
-func openPool(ctx context.Context, app App, env envconfig.Settings) (pool *pgxpool.Pool, close func(), err error) {
-	d, err := database.Open(ctx, env.DatabaseURL, env.DataDir, app.Log)
+// openPool resolves databaseURL (DATABASE_URL), or else the embedded
+// cluster under dataDir (PGINBOX_DATA_DIR), and opens a pool on it. close
+// releases both.
+func openPool(ctx context.Context, app App, databaseURL, dataDir string) (pool *pgxpool.Pool, close func(), err error) {
+	d, err := database.Open(ctx, databaseURL, dataDir, app.Log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,22 +24,23 @@ func migrate(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := envconfig.Read(app.Getenv)
+	env, err := envconfig.Read(app.Getenv, envconfig.Table)
 	if err != nil {
 		return err
 	}
-	if env.DirectURL != "" {
-		if _, err := pgx.ParseConfig(env.DirectURL); err != nil {
+	databaseURL := env.DatabaseURL()
+	if direct := env.String("PGINBOX_DIRECT_URL"); direct != "" {
+		if _, err := pgx.ParseConfig(direct); err != nil {
 			return fmt.Errorf("PGINBOX_DIRECT_URL: %w", err)
 		}
-		env.DatabaseURL = env.DirectURL
-	} else if env.DatabaseURL != "" {
-		if _, err := pgx.ParseConfig(env.DatabaseURL); err != nil {
+		databaseURL = direct
+	} else if databaseURL != "" {
+		if _, err := pgx.ParseConfig(databaseURL); err != nil {
 			return fmt.Errorf("DATABASE_URL: %w", err)
 		}
 		// The migration's session advisory lock is no lock through a
 		// transaction pooler: two deploys could migrate at once.
-		pooled, err := database.TransactionPooled(ctx, env.DatabaseURL)
+		pooled, err := database.TransactionPooled(ctx, databaseURL)
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
@@ -48,7 +49,7 @@ func migrate(ctx context.Context, app App, args []string) error {
 				"set PGINBOX_DIRECT_URL to a direct connection to the database (or run with DATABASE_URL pointing at it)", database.ErrTransactionPooler)
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, env)
+	pool, closePool, err := openPool(ctx, app, databaseURL, env.DataDir())
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func version(ctx context.Context, app App, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	env, err := envconfig.Read(app.Getenv)
+	env, err := envconfig.Read(app.Getenv, envconfig.Table)
 	if err != nil {
 		return err
 	}
@@ -101,10 +102,10 @@ func version(ctx context.Context, app App, args []string) error {
 	}
 	fmt.Fprintf(app.Stdout, "pginbox %s (%s), embedded migrations: %d (latest %05d)\n",
 		binaryVersion(), runtime.Version(), len(names), latest)
-	if env.DatabaseURL == "" {
+	if env.DatabaseURL() == "" {
 		return nil // never start the embedded cluster just to print a version
 	}
-	pool, closePool, err := openPool(ctx, app, env)
+	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if *limit < 1 {
 		return fmt.Errorf("%w: --limit must be positive", ErrUsage)
 	}
-	env, err := envconfig.Read(app.Getenv)
+	env, err := envconfig.Read(app.Getenv, envconfig.Table)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			return err
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, env)
+	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,10 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 
 	if *doBackfill {
 		opts := backfill.Options{Provider: *provider, MaxGaps: *limit, Logger: app.Log,
-			PassTimeout: env.BackfillTimeout, Lookback: env.BackfillLookback}
+			Lookback: env.Duration("PGINBOX_BACKFILL_LOOKBACK")}
+		if env.IsSet("PGINBOX_BACKFILL_TIMEOUT") { // else the one-shot pass's own default, 5m
+			opts.PassTimeout = env.Duration("PGINBOX_BACKFILL_TIMEOUT")
+		}
 		report, err := backfill.Run(ctx, pool, apis, opts)
 		var logReports []backfill.LogReport
 		for _, name := range slices.Sorted(maps.Keys(logs)) {

@@ -1,23 +1,19 @@
-// Package envconfig reads pginbox's environment: DATABASE_URL and every
-// PGINBOX_* variable are parsed here and nowhere else. runner.ConfigFromEnv
-// turns the result into a runner.Config (building the verifiers and the
-// handler); the CLI's other commands use the parts they need.
+// Package envconfig is pginbox's settings table ([Table]) and its
+// environment reader: DATABASE_URL and every PGINBOX_* variable are declared
+// and parsed here and nowhere else. runner.ConfigFromEnv reads the rows that
+// set a runner.Config (building the verifiers, the handler and the
+// backfill APIs); the CLI reads the rest and builds the `serve` flags.
 //
-// Read checks the form of each value (a duration, a number, a name=kind list)
-// but leaves to the runner what only serving needs, such as a provider's
-// secrets being present: `pginbox gaps --backfill` lists providers without
-// them.
+// Read checks each value (its form, its range) but leaves to the runner what
+// only serving needs, such as a provider's secrets being present: `pginbox
+// gaps --backfill` lists providers without them.
 package envconfig
 
 import (
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pginbox/pginbox/internal/retention"
 )
 
 // Error is an invalid setting; its message names the variable.
@@ -28,6 +24,59 @@ type Error struct {
 
 // Error returns "<variable>: <what is wrong>".
 func (e *Error) Error() string { return e.Var + ": " + e.Msg }
+
+// Setting is one row of [Table]: a variable, the flag that mirrors it, the
+// runner.Config field it sets, its default, its rule and what it means.
+type Setting struct {
+	// Env is the variable: PGINBOX_WORKERS; a per-provider family ends in
+	// <NAME> (PGINBOX_SECRET_<NAME>). Empty: a Config field only a Go
+	// program sets.
+	Env string
+	// Flag is the `pginbox serve` flag that overrides Env; empty: none.
+	Flag string
+	// Field is the runner.Config field the value is copied to.
+	Field string
+	// Builds is the runner.Config field ConfigFromEnv builds from the value
+	// (Providers, Handler, ProviderAPIs) when it is not copied as it is.
+	Builds string
+	// Default is the value when the variable is unset (and a Config field is
+	// zero), in the variable's syntax; empty: none.
+	Default string
+	// Doc says in one line what the setting means.
+	Doc string
+	// OldNameOf is the variable this is the old name of: it is read when
+	// that one is unset.
+	OldNameOf string
+	// LongerThan is a variable this duration must be longer than, for the
+	// reason why.
+	LongerThan, why string
+
+	kind kind
+}
+
+// Family reports whether s is a per-provider family (PGINBOX_SECRET_<NAME>).
+func (s Setting) Family() bool { return strings.HasSuffix(s.Env, "<NAME>") }
+
+// Var returns the variable of s for provider: PGINBOX_SECRET_<NAME> → PGINBOX_SECRET_MY_SUME.
+func (s Setting) Var(provider string) string {
+	return strings.TrimSuffix(s.Env, "<NAME>") + Name(provider)
+}
+
+// Lookup returns the row of variable env (a family as PGINBOX_SECRET_<NAME>).
+func Lookup(env string) (Setting, bool) {
+	for _, s := range Table {
+		if s.Env == env {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Name returns the environment suffix for a provider name: upper-cased,
+// '-' → '_' (PGINBOX_SECRET_<NAME>, PGINBOX_API_URL_<NAME>).
+func Name(provider string) string {
+	return strings.ToUpper(strings.ReplaceAll(provider, "-", "_"))
+}
 
 // Provider is one entry of PGINBOX_PROVIDERS with its secrets.
 type Provider struct {
@@ -41,255 +90,120 @@ type Provider struct {
 	Secrets []string
 }
 
-// Settings is the environment, parsed. A zero value means the variable was
-// unset: the runner's default applies.
-type Settings struct {
-	DatabaseURL string     // DATABASE_URL
-	DataDir     string     // PGINBOX_DATA_DIR, default .pginbox
-	LogLevel    slog.Level // PGINBOX_LOG_LEVEL, default info
-
-	Addr      string     // PGINBOX_ADDR
-	Providers []Provider // PGINBOX_PROVIDERS, in the order listed
-	Handler   string     // PGINBOX_HANDLER
-	LeaseMode string     // PGINBOX_LEASE_MODE: row-lock (default) or two-phase
-	// HTTPTimeout bounds one call of an http: handler (PGINBOX_HTTP_TIMEOUT), default 30s.
-	HTTPTimeout time.Duration
-
-	Workers   int   // PGINBOX_WORKERS
-	BatchSize int   // PGINBOX_BATCH
-	MaxBody   int64 // PGINBOX_MAX_BODY
-
-	// The durations of PGINBOX_LEASE, PGINBOX_RECONCILE_EVERY, PGINBOX_CHECKS_EVERY,
-	// PGINBOX_POLL_INTERVAL, PGINBOX_NOTIFY_INTERVAL, PGINBOX_LISTEN_PING,
-	// PGINBOX_SHUTDOWN_TIMEOUT, PGINBOX_HANDLER_TIMEOUT, PGINBOX_KEEP_PAYLOAD,
-	// PGINBOX_KEEP_KEYS, PGINBOX_PRUNE_EVERY and PGINBOX_INGEST_TIMEOUT; a
-	// schedule set to "off" is negative.
-	Lease, ReconcileEvery, ChecksEvery, PollInterval, NotifyInterval, ListenPing time.Duration
-	ShutdownTimeout, HandlerTimeout, KeepPayload, KeepKeys, PruneEvery           time.Duration
-	IngestTimeout                                                                time.Duration
-
-	// BackfillTimeout bounds one backfill pass (PGINBOX_BACKFILL_TIMEOUT), default 2m.
-	BackfillTimeout time.Duration
-	// BackfillLookback is how far back the first event-log pass of a provider
-	// reads (PGINBOX_BACKFILL_LOOKBACK), default 72h.
-	BackfillLookback time.Duration
-
-	PollOnly    bool // PGINBOX_LISTEN=false
-	SkipMigrate bool // PGINBOX_MIGRATE=false
-	// DirectURL is a direct (session) connection for LISTEN and migrations:
-	// PGINBOX_DIRECT_URL, else its old name PGINBOX_LISTEN_URL.
-	DirectURL  string
-	AdminToken string // PGINBOX_ADMIN_TOKEN
-	// AdminAddr is the operators' listener (PGINBOX_ADMIN_ADDR): empty means
-	// the default 127.0.0.1:8081, "off" disables it.
-	AdminAddr string
-	// AdminHosts are the extra Host names the admin listener answers
-	// (PGINBOX_ADMIN_HOSTS, comma-separated), besides its listen host and loopback.
-	AdminHosts []string
-
-	// Endpoint returns a provider's backfill API: PGINBOX_API_URL_<NAME> and
-	// PGINBOX_API_KEY_<NAME>. It reads them when asked, so that backfill can
-	// serve providers PGINBOX_PROVIDERS does not list.
-	Endpoint func(provider string) (url, key string)
-	// AppID returns a provider's PGINBOX_GITHUB_APP_ID_<NAME> (kind github:
-	// the GitHub App whose delivery log backfill reads), read when asked.
-	AppID func(provider string) string
+// Values is the environment as [Read] found it: each variable of the rows
+// read, parsed and checked, with the defaults of those unset.
+type Values struct {
+	value map[string]any    // by variable: what was set, else the default
+	set   map[string]bool   // the variables set
+	each  map[string]string // the families' variables of the listed providers
+	// Providers are PGINBOX_PROVIDERS in the order listed, with their secrets.
+	Providers []Provider
 }
 
+// Read reads and checks the variables of rows from getenv (os.Getenv, or
+// the CLI's flags over it), each once: a family for each provider
+// PGINBOX_PROVIDERS lists. An invalid value is an *Error naming the variable.
+func Read(getenv func(string) string, rows []Setting) (Values, error) {
+	v := Values{value: map[string]any{}, set: map[string]bool{}, each: map[string]string{}}
+	for _, s := range rows {
+		if s.Env == "" || s.Family() {
+			continue
+		}
+		raw := getenv(s.Env)
+		if raw == "" {
+			if s.Default != "" {
+				v.value[s.Env], _ = s.kind.parse(s.Default)
+			}
+			continue
+		}
+		x, msg := s.kind.read(raw)
+		if msg != "" {
+			return v, &Error{s.Env, msg}
+		}
+		name := s.Env
+		if s.OldNameOf != "" {
+			if v.set[s.OldNameOf] {
+				continue // the new name wins (its row comes first)
+			}
+			name = s.OldNameOf
+		}
+		v.value[name], v.set[name] = x, true
+	}
+	for _, s := range rows {
+		if s.LongerThan == "" {
+			continue
+		}
+		long, _ := v.value[s.Env].(time.Duration)
+		short, _ := v.value[s.LongerThan].(time.Duration)
+		if long <= short {
+			return v, &Error{s.Env, "must be longer than " + s.LongerThan + ", " + s.why}
+		}
+	}
+	v.Providers, _ = v.value["PGINBOX_PROVIDERS"].([]Provider)
+	for i, p := range v.Providers {
+		for _, s := range rows {
+			if !s.Family() {
+				continue
+			}
+			if raw := getenv(s.Var(p.Name)); raw != "" {
+				v.each[s.Var(p.Name)] = raw
+			}
+		}
+		for _, secret := range strings.Split(v.each[p.SecretVar], ",") {
+			if secret = strings.TrimSpace(secret); secret != "" {
+				v.Providers[i].Secrets = append(v.Providers[i].Secrets, secret)
+			}
+		}
+	}
+	return v, nil
+}
+
+// Get returns the value of variable env: what was set, else its default,
+// else nil. The value of an old name is under the new one.
+func (v Values) Get(env string) any { return v.value[env] }
+
+// IsSet reports whether variable env was set (or its old name).
+func (v Values) IsSet(env string) bool { return v.set[env] }
+
+// String returns the text of variable env, or its default.
+func (v Values) String(env string) string { s, _ := v.value[env].(string); return s }
+
+// Duration returns the duration of variable env, or its default.
+func (v Values) Duration(env string) time.Duration { d, _ := v.value[env].(time.Duration); return d }
+
+// LogLevel returns PGINBOX_LOG_LEVEL.
+func (v Values) LogLevel() slog.Level { l, _ := v.value["PGINBOX_LOG_LEVEL"].(slog.Level); return l }
+
 // Kinds returns the providers' kinds by name.
-func (s Settings) Kinds() map[string]string {
-	kinds := make(map[string]string, len(s.Providers))
-	for _, p := range s.Providers {
+func (v Values) Kinds() map[string]string {
+	kinds := make(map[string]string, len(v.Providers))
+	for _, p := range v.Providers {
 		kinds[p.Name] = p.Kind
 	}
 	return kinds
 }
 
-// Name returns the environment suffix for a provider name: upper-cased,
-// '-' → '_' (PGINBOX_SECRET_<NAME>, PGINBOX_API_URL_<NAME>).
-func Name(provider string) string {
-	return strings.ToUpper(strings.ReplaceAll(provider, "-", "_"))
+// Each returns the value of a family's variable for provider (a listed one):
+// Each("PGINBOX_API_URL_<NAME>", "sume").
+func (v Values) Each(family, provider string) string {
+	return v.each[strings.TrimSuffix(family, "<NAME>")+Name(provider)]
 }
 
-// Endpoints returns the Endpoint function of Settings for getenv.
-func Endpoints(getenv func(string) string) func(provider string) (url, key string) {
-	return func(provider string) (string, string) {
-		return getenv("PGINBOX_API_URL_" + Name(provider)), getenv("PGINBOX_API_KEY_" + Name(provider))
-	}
+// Endpoint returns a listed provider's backfill API: PGINBOX_API_URL_<NAME>
+// and PGINBOX_API_KEY_<NAME>.
+func (v Values) Endpoint(provider string) (url, key string) {
+	return v.Each("PGINBOX_API_URL_<NAME>", provider), v.Each("PGINBOX_API_KEY_<NAME>", provider)
 }
 
-// Read parses the environment getenv returns (os.Getenv, or the CLI's
-// flags over it). Invalid values are *Error naming the variable.
-func Read(getenv func(string) string) (Settings, error) {
-	s := Settings{
-		DatabaseURL: getenv("DATABASE_URL"),
-		DataDir:     getenv("PGINBOX_DATA_DIR"),
-		Addr:        getenv("PGINBOX_ADDR"),
-		Handler:     getenv("PGINBOX_HANDLER"),
-		DirectURL:   getenv("PGINBOX_DIRECT_URL"),
-		LeaseMode:   getenv("PGINBOX_LEASE_MODE"),
-		AdminToken:  getenv("PGINBOX_ADMIN_TOKEN"),
-		AdminAddr:   strings.TrimSpace(getenv("PGINBOX_ADMIN_ADDR")),
-		HTTPTimeout: 30 * time.Second,
-		Endpoint:    Endpoints(getenv),
-		AppID:       func(provider string) string { return getenv("PGINBOX_GITHUB_APP_ID_" + Name(provider)) },
-	}
-	if s.DataDir == "" {
-		s.DataDir = ".pginbox"
-	}
-	if s.DirectURL == "" {
-		s.DirectURL = getenv("PGINBOX_LISTEN_URL") // the old name
-	}
-	if s.LeaseMode != "" && s.LeaseMode != "row-lock" && s.LeaseMode != "two-phase" {
-		return s, &Error{"PGINBOX_LEASE_MODE", fmt.Sprintf("%q is not row-lock or two-phase", s.LeaseMode)}
-	}
-	if v := getenv("PGINBOX_LOG_LEVEL"); v != "" {
-		if err := s.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			return s, &Error{"PGINBOX_LOG_LEVEL", fmt.Sprintf("%q is not debug, info, warn or error", v)}
-		}
-	}
-	if s.Addr != "" {
-		if _, _, err := net.SplitHostPort(s.Addr); err != nil {
-			return s, &Error{"PGINBOX_ADDR", fmt.Sprintf("%q is not host:port", s.Addr)}
-		}
-	}
-	if s.AdminAddr != "" && s.AdminAddr != "off" {
-		if _, _, err := net.SplitHostPort(s.AdminAddr); err != nil {
-			return s, &Error{"PGINBOX_ADMIN_ADDR", fmt.Sprintf("%q is not host:port or off", s.AdminAddr)}
-		}
-	}
-	for _, h := range strings.Split(getenv("PGINBOX_ADMIN_HOSTS"), ",") {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			if strings.ContainsAny(h, "/ @") {
-				return s, &Error{"PGINBOX_ADMIN_HOSTS", fmt.Sprintf("%q is not a host name", h)}
-			}
-			s.AdminHosts = append(s.AdminHosts, h)
-		}
-	}
-	if t := s.AdminToken; t != "" && len(t) < 16 {
-		return s, &Error{"PGINBOX_ADMIN_TOKEN", "is shorter than 16 characters: use a long random token (openssl rand -hex 32)"}
-	}
-	var err error
-	if s.Providers, err = readProviders(getenv); err != nil {
-		return s, err
-	}
-	if err := s.readDurations(getenv); err != nil {
-		return s, err
-	}
-	if err := s.readNumbers(getenv); err != nil {
-		return s, err
-	}
-	bools := []struct {
-		name string
-		dst  *bool
-	}{{"PGINBOX_LISTEN", &s.PollOnly}, {"PGINBOX_MIGRATE", &s.SkipMigrate}}
-	for _, b := range bools {
-		if v := getenv(b.name); v != "" {
-			x, err := strconv.ParseBool(v)
-			if err != nil {
-				return s, &Error{b.name, fmt.Sprintf("%q is not true or false", v)}
-			}
-			*b.dst = !x
-		}
-	}
-	if v := getenv("PGINBOX_HTTP_TIMEOUT"); v != "" {
-		x, err := time.ParseDuration(v)
-		if err != nil || x <= 0 {
-			return s, &Error{"PGINBOX_HTTP_TIMEOUT", fmt.Sprintf("%q is not a positive duration", v)}
-		}
-		s.HTTPTimeout = x
-	}
-	return s, nil
+// AppID returns a listed provider's PGINBOX_GITHUB_APP_ID_<NAME>.
+func (v Values) AppID(provider string) string {
+	return v.Each("PGINBOX_GITHUB_APP_ID_<NAME>", provider)
 }
 
-// readDurations parses the PGINBOX_* durations; "off" disables a schedule
-// (stored as a negative duration).
-func (s *Settings) readDurations(getenv func(string) string) error {
-	durations := []struct {
-		name string
-		dst  *time.Duration
-		neg  bool // negative allowed (disables)
-	}{
-		{"PGINBOX_LEASE", &s.Lease, false},
-		{"PGINBOX_RECONCILE_EVERY", &s.ReconcileEvery, true},
-		{"PGINBOX_CHECKS_EVERY", &s.ChecksEvery, true},
-		{"PGINBOX_POLL_INTERVAL", &s.PollInterval, false},
-		{"PGINBOX_NOTIFY_INTERVAL", &s.NotifyInterval, false},
-		{"PGINBOX_LISTEN_PING", &s.ListenPing, true},
-		{"PGINBOX_SHUTDOWN_TIMEOUT", &s.ShutdownTimeout, false},
-		{"PGINBOX_HANDLER_TIMEOUT", &s.HandlerTimeout, false},
-		{"PGINBOX_KEEP_PAYLOAD", &s.KeepPayload, false},
-		{"PGINBOX_KEEP_KEYS", &s.KeepKeys, false},
-		{"PGINBOX_PRUNE_EVERY", &s.PruneEvery, true},
-		{"PGINBOX_INGEST_TIMEOUT", &s.IngestTimeout, false},
-		{"PGINBOX_BACKFILL_TIMEOUT", &s.BackfillTimeout, false},
-		{"PGINBOX_BACKFILL_LOOKBACK", &s.BackfillLookback, false},
-	}
-	for _, d := range durations {
-		v := getenv(d.name)
-		if v == "" {
-			continue
-		}
-		if v == "off" && d.neg {
-			*d.dst = -1
-			continue
-		}
-		x, err := ParseDuration(v)
-		if err != nil || x == 0 || (x < 0 && !d.neg) {
-			return &Error{d.name, fmt.Sprintf("%q is not a positive duration like 30s, 5m or 30d", v)}
-		}
-		*d.dst = x
-	}
-	payload, keys := orDefault(s.KeepPayload, retention.DefaultKeepPayload), orDefault(s.KeepKeys, retention.DefaultKeepKeys)
-	if keys <= payload {
-		return &Error{"PGINBOX_KEEP_KEYS", "must be longer than PGINBOX_KEEP_PAYLOAD, so late redeliveries still dedupe"}
-	}
-	return nil
-}
-
-// orDefault returns v, or def when v is zero.
-func orDefault(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
-// readNumbers parses PGINBOX_WORKERS, PGINBOX_BATCH and PGINBOX_MAX_BODY.
-func (s *Settings) readNumbers(getenv func(string) string) error {
-	ints := []struct {
-		name     string
-		dst      *int
-		min, max int
-	}{
-		{"PGINBOX_WORKERS", &s.Workers, 1, 1024},
-		{"PGINBOX_BATCH", &s.BatchSize, 1, 10000},
-	}
-	for _, n := range ints {
-		v := getenv(n.name)
-		if v == "" {
-			continue
-		}
-		x, err := strconv.Atoi(v)
-		if err != nil || x < n.min || x > n.max {
-			return &Error{n.name, fmt.Sprintf("%q is not a whole number from %d to %d", v, n.min, n.max)}
-		}
-		*n.dst = x
-	}
-	if v := getenv("PGINBOX_MAX_BODY"); v != "" {
-		x, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || x < 1 {
-			return &Error{"PGINBOX_MAX_BODY", fmt.Sprintf("%q is not a positive number of bytes", v)}
-		}
-		s.MaxBody = x
-	}
-	return nil
-}
-
-// readProviders parses PGINBOX_PROVIDERS ("sume=sume,gh=github") and each
-// provider's PGINBOX_SECRET_<NAME>.
-func readProviders(getenv func(string) string) ([]Provider, error) {
-	list := strings.TrimSpace(getenv("PGINBOX_PROVIDERS"))
+// parseProviders parses PGINBOX_PROVIDERS ("sume=sume,gh=github"); the
+// secrets are read afterwards.
+func parseProviders(list string) ([]Provider, error) {
+	list = strings.TrimSpace(list)
 	if list == "" {
 		return nil, nil
 	}
@@ -300,24 +214,18 @@ func readProviders(getenv func(string) string) ([]Provider, error) {
 		name, kind, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, kind = strings.TrimSpace(name), strings.TrimSpace(kind)
 		if !ok || !validName(name) {
-			return nil, &Error{"PGINBOX_PROVIDERS", fmt.Sprintf("%q is not name=kind with a name of a-z, 0-9, - and _", item)}
+			return nil, fmt.Errorf("%q is not name=kind with a name of a-z, 0-9, - and _", item)
 		}
 		if seen[name] {
-			return nil, &Error{"PGINBOX_PROVIDERS", fmt.Sprintf("provider %q listed twice", name)}
+			return nil, fmt.Errorf("provider %q listed twice", name)
 		}
 		seen[name] = true
 		p := Provider{Name: name, Kind: kind, SecretVar: "PGINBOX_SECRET_" + Name(name)}
 		if other, ok := byVar[p.SecretVar]; ok {
-			return nil, &Error{"PGINBOX_PROVIDERS", fmt.Sprintf(
-				"providers %q and %q would share %s (and PGINBOX_API_URL_%s, PGINBOX_API_KEY_%s): rename one",
-				other, name, p.SecretVar, Name(name), Name(name))}
+			return nil, fmt.Errorf("providers %q and %q would share %s (and PGINBOX_API_URL_%s, PGINBOX_API_KEY_%s): rename one",
+				other, name, p.SecretVar, Name(name), Name(name))
 		}
 		byVar[p.SecretVar] = name
-		for _, s := range strings.Split(getenv(p.SecretVar), ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				p.Secrets = append(p.Secrets, s)
-			}
-		}
 		providers = append(providers, p)
 	}
 	return providers, nil
@@ -336,20 +244,19 @@ func validName(s string) bool {
 	return true
 }
 
-// ParseDuration is time.ParseDuration plus a "d" (24h) unit: "30d", "1d12h".
-func ParseDuration(s string) (time.Duration, error) {
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		days, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		rest := time.Duration(0)
-		if s[i+1:] != "" {
-			if rest, err = time.ParseDuration(s[i+1:]); err != nil {
-				return 0, err
-			}
-		}
-		return time.Duration(days)*24*time.Hour + rest, nil
+// DatabaseURL returns DATABASE_URL.
+func (v Values) DatabaseURL() string { return v.String("DATABASE_URL") }
+
+// DataDir returns PGINBOX_DATA_DIR.
+func (v Values) DataDir() string { return v.String("PGINBOX_DATA_DIR") }
+
+// Endpoints returns a provider's backfill API read from getenv when asked:
+// PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME> (the form of
+// [Values.Endpoint] for any provider, listed or not).
+func Endpoints(getenv func(string) string) func(provider string) (url, key string) {
+	apiURL, _ := Lookup("PGINBOX_API_URL_<NAME>")
+	apiKey, _ := Lookup("PGINBOX_API_KEY_<NAME>")
+	return func(provider string) (string, string) {
+		return getenv(apiURL.Var(provider)), getenv(apiKey.Var(provider))
 	}
-	return time.ParseDuration(s)
 }
