@@ -25,7 +25,7 @@ func (s *Server) adminHandler() (http.Handler, error) {
 		// A gauge read from the database fails while the database is down;
 		// the scrape still answers 200 with every other metric (the moment
 		// an on-call engineer needs them most) and logs what it left out.
-		Metrics: promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{
+		Metrics: promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{
 			ErrorHandling: promhttp.ContinueOnError,
 			ErrorLog:      scrapeLog{s.log},
 		}),

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/database"
@@ -41,7 +40,7 @@ type Server struct {
 	// requests waits for one of its connections and never takes one from
 	// the workers or the ingest path.
 	console *pgxpool.Pool
-	metrics *serverMetrics
+	metrics *metrics.Set
 
 	workers  *process.Workers
 	notifier *notify.Notifier
@@ -134,7 +133,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	}
 	m := metrics.New(s.console)
 	s.metricsMu.Lock()
-	s.metrics = &serverMetrics{Set: m, registry: m.Registry}
+	s.metrics = m
 	s.metricsMu.Unlock()
 	s.notifier = notify.NewNotifier(s.work, cfg.NotifyInterval, m, log.With("component", "notifier"))
 	if cfg.Handler != nil {
@@ -226,21 +225,14 @@ func (s *Server) metricsOnce() *metrics.Set {
 	if s.metrics == nil {
 		return nil
 	}
-	return s.metrics.Set
-}
-
-// serverMetrics is the metrics set the parts record into; registry is
-// what the admin listener serves at /metrics.
-type serverMetrics struct {
-	*metrics.Set
-	registry *prometheus.Registry
+	return s.metrics
 }
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	rc := &ingest.Receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
-		Metrics: s.metrics.Set, Log: s.log.With("component", "receiver"), OnStored: s.stored,
+		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)
@@ -328,7 +320,7 @@ func (s *Server) Run(ctx context.Context) error {
 			url = s.url
 		}
 		l := &notify.Listener{
-			URL: url, Pool: s.work, Metrics: s.metrics.Set, Log: s.log.With("component", "listener"),
+			URL: url, Pool: s.work, Metrics: s.metrics, Log: s.log.With("component", "listener"),
 			PingEvery: s.cfg.ListenPing,
 			Channels: map[string]func(string){
 				notify.EventsChannel: func(src string) {
@@ -411,11 +403,6 @@ func (s *Server) Close() {
 	if s.console != nil {
 		s.console.Close()
 	}
-}
-
-// readQueue reads the queue depth for the console's status page.
-func readQueue(ctx context.Context, pool *pgxpool.Pool) (metrics.Queue, error) {
-	return metrics.ReadQueue(ctx, pool)
 }
 
 // randomToken is a random 16-hex-digit token (the workers' name suffix).

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pginbox/pginbox/internal/backfill"
+	"github.com/pginbox/pginbox/internal/metrics"
 )
 
 // statusPage is the JSON of GET /api/status and the data of the status page.
@@ -172,13 +173,13 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
 		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, Backfill: []backfillState{},
 		PausedList: []pausedProvider{}}
-	q, err := c.readQueue(ctx)
+	q, err := metrics.ReadQueue(ctx, c.pool)
 	if err != nil {
 		c.log.Warn("status: database unavailable", "error", err)
 		return nil, err // the database is unreachable: the whole status is
 	}
-	st.OldestPending = q.oldestPending
-	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = q.pending, q.processing, q.dead
+	st.OldestPending = q.OldestPending
+	st.Queue["pending"], st.Queue["processing"], st.Queue["dead"] = q.Pending, q.Processing, q.Dead
 
 	section := func(name string, err error) {
 		if err != nil {
@@ -249,26 +250,6 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		section("last_reconcile", err)
 	}
 	return st, nil
-}
-
-// queueDepth is the queue's depth, read through the partial indexes.
-type queueDepth struct {
-	pending, processing, dead int64
-	oldestPending             float64 // seconds the oldest claimable event has waited
-}
-
-// readQueue counts pending, processing and dead events (each through its
-// partial index) and the age of the oldest claimable one: the same
-// statement as the runner's pginbox_queue_depth gauge.
-func (c *Console) readQueue(ctx context.Context) (queueDepth, error) {
-	var q queueDepth
-	err := c.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
-		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
-		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&q.pending, &q.processing, &q.dead, &q.oldestPending)
-	return q, err
 }
 
 // collect scans every row of a query into *dst by position.
