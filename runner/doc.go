@@ -13,7 +13,8 @@
 //	err = srv.Run(ctx) // until ctx ends, then a graceful shutdown
 //
 // runner is the facade: it wires parts that live in packages of their own
-// (ingest, process, notify, maintenance, metrics under internal/), and
+// (ingest, process, notify, maintenance, metrics and the operators' console
+// under internal/), and
 // [Event], [Handler] and [HandlerFunc] are aliases of the leaf package
 // pginboxtype, which any package can import.
 package runner
