@@ -44,7 +44,7 @@ test-race: postgres ## the tests with the race detector
 	$(WITHPG) $(GO) test -race $(TEST_FLAGS) $(PKGS)
 
 PG_MAJORS ?= 14 15 16 17 18
-MATRIX_PKGS ?= ./tests/ ./internal/cli/
+MATRIX_PKGS ?= ./tests/ ./internal/cli/ ./internal/process/ ./internal/ingest/
 
 .PHONY: test-matrix
 test-matrix: postgres ## the SQL suite once per PostgreSQL major, each on its own cluster (make test-matrix PG_MAJORS="14 18")
