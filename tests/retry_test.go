@@ -31,12 +31,22 @@ func TestFailBackoffThenDead(t *testing.T) {
 		if len(c) != 1 || c[0].Attempts != s.attempt {
 			t.Fatalf("attempt %d: claim %v", s.attempt, c)
 		}
+		// fail() and the read share one transaction, so now() is the same
+		// instant in both: the delay read is exactly the backoff fail() set,
+		// however long the machine takes between the two statements.
 		var status string
 		var delay time.Duration
-		if err := pool.QueryRow(ctx, `SELECT webhooks.fail($1, 'w', $2, $3)`, id, s.attempt, fmt.Sprintf("boom %d", s.attempt)).Scan(&status); err != nil {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pool.QueryRow(ctx, `SELECT run_after - now() FROM webhooks.events WHERE id = $1`, id).Scan(&delay); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT webhooks.fail($1, 'w', $2, $3)`, id, s.attempt, fmt.Sprintf("boom %d", s.attempt)).Scan(&status); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT run_after - now() FROM webhooks.events WHERE id = $1`, id).Scan(&delay); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if status != s.wantStatus {
