@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/provider"
 )
@@ -76,6 +77,9 @@ func EventLogs(providers map[string]string, endpoint func(provider string) (url,
 		k, _ := provider.Lookup(providers[name])
 		if k.NewEventLog == nil {
 			continue
+		}
+		if _, err := apiclient.ParseOrigin(strings.TrimSpace(base)); err != nil {
+			return nil, &envconfig.Error{Var: urlVar(name), Msg: "provider " + name + ": API URL: " + err.Error()}
 		}
 		l, err := k.NewEventLog(provider.Endpoint{Provider: name, URL: base, Key: key, AppID: appID(name)})
 		if err != nil {
