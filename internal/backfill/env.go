@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/provider"
 )
@@ -63,7 +64,7 @@ func APIs(providers map[string]string, endpoint func(provider string) (url, key 
 // EventLogs builds the event-log APIs a pass reads ([provider.Kind].NewEventLog):
 // for each provider of kind stripe (its secret key in
 // PGINBOX_API_KEY_<NAME>) or github (PGINBOX_GITHUB_APP_ID_<NAME> and the
-// app's private key, PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
+// app's private key, PEM, base64-encoded PEM or a path to it, in PGINBOX_API_KEY_<NAME>) that has
 // PGINBOX_API_URL_<NAME>. appID returns PGINBOX_GITHUB_APP_ID_<NAME>
 // ([envconfig.Values.AppID]). Providers without a URL are never contacted.
 func EventLogs(providers map[string]string, endpoint func(provider string) (url, key string), appID func(provider string) string) (map[string]EventLog, error) {
@@ -76,6 +77,9 @@ func EventLogs(providers map[string]string, endpoint func(provider string) (url,
 		k, _ := provider.Lookup(providers[name])
 		if k.NewEventLog == nil {
 			continue
+		}
+		if _, err := apiclient.ParseOrigin(strings.TrimSpace(base)); err != nil {
+			return nil, &envconfig.Error{Var: urlVar(name), Msg: "provider " + name + ": API URL: " + err.Error()}
 		}
 		l, err := k.NewEventLog(provider.Endpoint{Provider: name, URL: base, Key: key, AppID: appID(name)})
 		if err != nil {

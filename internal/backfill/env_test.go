@@ -54,7 +54,7 @@ func TestAPIs(t *testing.T) {
 		"URL for a kind without an API": {map[string]string{"PGINBOX_API_URL_SHOP_1": "https://api.shopify.test"},
 			map[string]string{"shop-1": "shopify"}, `PGINBOX_API_URL_SHOP_1: provider "shop-1" is of kind "shopify"`},
 		"relative URL": {map[string]string{"PGINBOX_API_URL_SUME": "api.sume.test"},
-			map[string]string{"sume": "sume"}, `PGINBOX_API_URL_SUME: provider sume: API URL: "api.sume.test" is not an absolute http(s) URL`},
+			map[string]string{"sume": "sume"}, `PGINBOX_API_URL_SUME: provider sume: API URL: not an absolute http(s) URL (the value is not repeated`},
 	} {
 		_, err := APIs(tc.kinds, envconfig.Endpoints(func(k string) string { return tc.env[k] }), quietLogger)
 		var cfgErr *envconfig.Error

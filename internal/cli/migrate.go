@@ -31,12 +31,12 @@ func migrate(ctx context.Context, app App, args []string) error {
 	databaseURL := env.DatabaseURL()
 	if direct := env.String("PGINBOX_DIRECT_URL"); direct != "" {
 		if _, err := pgx.ParseConfig(direct); err != nil {
-			return fmt.Errorf("PGINBOX_DIRECT_URL: %w", err)
+			return database.ConnStringError("PGINBOX_DIRECT_URL", direct, err)
 		}
 		databaseURL = direct
 	} else if databaseURL != "" {
 		if _, err := pgx.ParseConfig(databaseURL); err != nil {
-			return fmt.Errorf("DATABASE_URL: %w", err)
+			return database.ConnStringError("DATABASE_URL", databaseURL, err)
 		}
 		// The migration's session advisory lock is no lock through a
 		// transaction pooler: two deploys could migrate at once.

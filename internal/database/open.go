@@ -43,7 +43,7 @@ func (d *DB) Close(ctx context.Context) error {
 func Open(ctx context.Context, databaseURL, dataDir string, log *slog.Logger) (*DB, error) {
 	if databaseURL != "" {
 		if _, err := pgx.ParseConfig(databaseURL); err != nil {
-			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+			return nil, ConnStringError("DATABASE_URL", databaseURL, err)
 		}
 		return &DB{URL: databaseURL}, nil
 	}

@@ -35,7 +35,7 @@ const DefaultExecMode = pgx.QueryExecModeCacheDescribe
 func PoolConfig(databaseURL, app string) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, ConnStringError("database url", databaseURL, err)
 	}
 	configureConn(pc.ConnConfig, databaseURL, app)
 	return pc, nil
@@ -45,7 +45,7 @@ func PoolConfig(databaseURL, app string) (*pgxpool.Config, error) {
 func ConnConfig(databaseURL, app string) (*pgx.ConnConfig, error) {
 	cc, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, ConnStringError("database url", databaseURL, err)
 	}
 	configureConn(cc, databaseURL, app)
 	return cc, nil

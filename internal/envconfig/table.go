@@ -81,9 +81,9 @@ var Table = []Setting{
 
 	// Backfill.
 	{Env: "PGINBOX_API_URL_<NAME>", Builds: "ProviderAPIs",
-		Doc: "base URL of provider name's API, for backfill; unset: the API is never contacted", kind: text()},
+		Doc: "base URL of provider name's API, for backfill: https, or http on loopback only; unset: the API is never contacted", kind: text()},
 	{Env: "PGINBOX_API_KEY_<NAME>", Builds: "ProviderAPIs",
-		Doc: "the key sent to that API, and only to it (kind github: the app's private key, PEM or a path)", kind: text()},
+		Doc: "the key sent to that API, and only to it (kind github: the app's private key: PEM, base64-encoded PEM, or a path)", kind: text()},
 	{Env: "PGINBOX_GITHUB_APP_ID_<NAME>", Builds: "ProviderAPIs",
 		Doc: "kind github: the id of the GitHub App whose delivery log backfill reads", kind: text()},
 	{Env: "PGINBOX_BACKFILL_TIMEOUT", Field: "BackfillTimeout", Default: "2m",

@@ -38,6 +38,11 @@ type Config struct {
 	BackfillTimeout, BackfillLookback time.Duration
 }
 
+// NotifiedPassGap is the least time between two reconcile passes a runner
+// starts on NOTIFY webhooks_reconcile, which any role that can connect may
+// send: a storm of notifications costs at most one pass a second.
+const NotifiedPassGap = time.Second
+
 // Maintenance holds the scheduled jobs of one runner.
 type Maintenance struct {
 	pool    *pgxpool.Pool
@@ -54,6 +59,7 @@ type Maintenance struct {
 func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Maintenance {
 	s := &Maintenance{pool: pool, cfg: cfg, metrics: m, log: log, jobs: map[string]*job{}}
 	s.jobs["reconcile"] = newJob("reconcile", cfg.ReconcileEvery, s.reconcile)
+	s.jobs["reconcile"].NotifyGap = NotifiedPassGap
 	s.jobs["checks"] = newJob("checks", cfg.ChecksEvery, s.checks)
 	s.jobs["prune"] = newJob("prune", cfg.PruneEvery, s.prune)
 	if len(cfg.Backfill) > 0 || len(cfg.Logs) > 0 {

@@ -16,6 +16,11 @@ type job struct {
 	Every time.Duration
 	// Run does one pass.
 	Run func(ctx context.Context, trigger string) error
+	// NotifyGap is the least time between the starts of two passes
+	// triggered by a notification (why "notify"): anyone who can connect
+	// can NOTIFY, so a storm of them must not run passes back to back.
+	// Scheduled passes and other triggers are not held. Zero: no bound.
+	NotifyGap time.Duration
 
 	trigger chan string
 }
@@ -44,6 +49,7 @@ func (j *job) Loop(ctx context.Context, m *metrics.Set, log *slog.Logger) {
 		defer t.Stop()
 		tick = t.C
 	}
+	var lastNotified time.Time
 	for {
 		why := "schedule"
 		select {
@@ -51,6 +57,12 @@ func (j *job) Loop(ctx context.Context, m *metrics.Set, log *slog.Logger) {
 			return
 		case <-tick:
 		case why = <-j.trigger:
+			if why == "notify" && !j.holdNotified(ctx, lastNotified) {
+				return
+			}
+		}
+		if why == "notify" {
+			lastNotified = time.Now()
 		}
 		start := time.Now()
 		err := j.Run(ctx, why)
@@ -64,5 +76,23 @@ func (j *job) Loop(ctx context.Context, m *metrics.Set, log *slog.Logger) {
 			m.ScheduledRuns.WithLabelValues(j.Name, "ok").Inc()
 			log.Debug("scheduled job done", "job", j.Name, "trigger", why, "took", time.Since(start))
 		}
+	}
+}
+
+// holdNotified waits until NotifyGap has passed since the last notified
+// pass started (notifications arriving meanwhile coalesce into the one
+// queued pass): false when ctx ends first.
+func (j *job) holdNotified(ctx context.Context, last time.Time) bool {
+	wait := j.NotifyGap - time.Since(last)
+	if j.NotifyGap <= 0 || wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,7 +85,10 @@ func (h *sqlHandler) Handle(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Even
 // httpHandler POSTs each event as JSON to URL with an Idempotency-Key header
 // (the event id). A 2xx completes the event; anything else fails it with the
 // status and the start of the response in last_error. Delivery to the
-// endpoint is at-least-once: it must honour the Idempotency-Key.
+// endpoint is at-least-once: it must honour the Idempotency-Key. A redirect
+// is not followed (the 3xx fails the attempt like any other status), and
+// HTTP_PROXY / HTTPS_PROXY are ignored: the event goes to URL and nowhere
+// else. An error names URL without its userinfo and query string.
 type httpHandler struct {
 	// URL receives the POSTs.
 	URL string
@@ -114,14 +119,14 @@ func (h *httpHandler) Handle(ctx context.Context, _ pgx.Tx, ev *pginboxtype.Even
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("http handler: %w", err)
+		return fmt.Errorf("http handler: %w", redactURLError(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", strconv.FormatInt(ev.ID, 10))
 	req.Header.Set("User-Agent", "pginbox")
 	resp, err := h.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("http handler: %w", err)
+		return fmt.Errorf("http handler: %w", redactURLError(err))
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -148,15 +153,16 @@ func ParseHandler(spec string, httpTimeout time.Duration) (pginboxtype.Handler, 
 		return newSQLHandler(strings.TrimPrefix(spec, "sql:"))
 	case strings.HasPrefix(spec, "http:"):
 		u := strings.TrimPrefix(spec, "http:")
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("handler %q: want http:<http(s)://url>", spec)
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			// Not repeated: the URL may carry a token.
+			return nil, errors.New("handler http:<url>: want http:<http(s)://url> (the value is not repeated: it may hold a token)")
 		}
 		if httpTimeout <= 0 {
 			httpTimeout = defaultHTTPTimeout
 		}
-		return &httpHandler{URL: u, Client: &http.Client{Timeout: httpTimeout}}, nil
+		return &httpHandler{URL: u, Client: newHTTPClient(httpTimeout)}, nil
 	default:
-		return nil, fmt.Errorf("handler %q: want none, sql:<schema.function> or http:<url>", spec)
+		return nil, errors.New("want none, sql:<schema.function> or http:<url> (the value is not repeated: it may hold a token)")
 	}
 }
 

@@ -23,16 +23,35 @@ type Origin struct {
 // String returns scheme://host:port.
 func (o Origin) String() string { return o.Scheme + "://" + net.JoinHostPort(o.Host, o.Port) }
 
-// ParseOrigin returns the origin of an absolute http(s) URL.
+// ParseOrigin returns the origin of a provider's API URL: an absolute
+// https URL, or http on a loopback host (127.0.0.0/8, ::1, localhost: a
+// local fake or a sidecar), never with credentials in it. Its errors never
+// repeat the URL, which may carry a token in its query or userinfo.
 func ParseOrigin(raw string) (Origin, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return Origin{}, fmt.Errorf("%q is not an absolute http(s) URL", raw)
+		// Not repeated: a key pasted into the URL's variable would be printed.
+		return Origin{}, errors.New("not an absolute http(s) URL (the value is not repeated: it may be a key)")
 	}
 	if u.User != nil {
-		return Origin{}, fmt.Errorf("%q carries credentials in the URL; put the key in PGINBOX_API_KEY_<NAME>", u.Redacted())
+		return Origin{}, errors.New("carries credentials in the URL: put the key in PGINBOX_API_KEY_<NAME>")
 	}
-	return OriginOf(u), nil
+	o := OriginOf(u)
+	if o.Scheme == "http" && !Loopback(o.Host) {
+		return Origin{}, fmt.Errorf("http:// to %s would send the key in clear: use https (http is allowed on loopback only)", o.Host)
+	}
+	return o, nil
+}
+
+// Loopback reports whether host (a name or an IP literal, without brackets)
+// is this machine: localhost, 127.0.0.0/8 or ::1.
+func Loopback(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // OriginOf returns the origin of u, with the scheme's default port when u

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -12,12 +13,16 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill/apiclient"
@@ -54,9 +59,13 @@ type EventLog struct {
 
 var _ apiclient.EventLog = (*EventLog)(nil)
 
+// logger is where NewEventLog warns; tests replace it.
+var logger = slog.Default
+
 // NewEventLog returns the delivery-log client of a github provider. key is
-// the app's private key in PEM (PKCS#1 or PKCS#8), or the path of a file
-// holding it.
+// the app's private key in PEM (PKCS#1 or PKCS#8), that PEM base64-encoded,
+// or the path of a file holding it (a file readable by group or others is
+// logged as a warning). Errors never repeat the key.
 func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
 	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
 	o, err := apiclient.ParseOrigin(baseURL)
@@ -66,7 +75,10 @@ func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
 	if n, err := strconv.ParseInt(strings.TrimSpace(appID), 10, 64); err != nil || n <= 0 {
 		return nil, fmt.Errorf("provider %s: PGINBOX_GITHUB_APP_ID_%s must be the GitHub App's numeric id", provider, strings.ToUpper(strings.ReplaceAll(provider, "-", "_")))
 	}
-	pk, err := parseRSAKey(key)
+	keyVar := "PGINBOX_API_KEY_" + strings.ToUpper(strings.ReplaceAll(provider, "-", "_"))
+	pk, err := parseRSAKey(key, func(msg string) {
+		logger().Warn("backfill: "+keyVar+": "+msg, "provider", provider)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: GitHub App private key: %w", provider, err)
 	}
@@ -74,19 +86,21 @@ func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
 		client: apiclient.NewClient(o), now: time.Now}, nil
 }
 
-// parseRSAKey reads an RSA private key from PEM text or a PEM file.
-func parseRSAKey(v string) (*rsa.PrivateKey, error) {
-	v = strings.TrimSpace(v)
+// parseRSAKey reads an RSA private key given as PEM text, base64-encoded
+// PEM (as Kubernetes secrets and Helm values hold it), or the path of a PEM
+// file. Surrounding quotes left by an env file, a byte-order mark and
+// literal "\n" escapes in PEM text are tolerated. Its errors never repeat
+// the value nor any part of it: a key given as text, not a path, would be
+// printed. warn receives the problems that do not stop it (a key file
+// readable by group or others).
+func parseRSAKey(v string, warn func(msg string)) (*rsa.PrivateKey, error) {
+	v = unwrapValue(v)
 	if v == "" {
-		return nil, errors.New("none set (PGINBOX_API_KEY_<NAME>: the PEM, or a path to it)")
+		return nil, errors.New("none set (the PEM, base64-encoded PEM, or a path to a PEM file)")
 	}
-	data := []byte(v)
-	if !strings.HasPrefix(v, "-----BEGIN") {
-		b, err := os.ReadFile(v)
-		if err != nil {
-			return nil, fmt.Errorf("not PEM, and not a readable file: %w", err)
-		}
-		data = b
+	data, err := keyPEM(v, warn)
+	if err != nil {
+		return nil, err
 	}
 	block, _ := pem.Decode(data)
 	if block == nil {
@@ -104,6 +118,71 @@ func parseRSAKey(v string) (*rsa.PrivateKey, error) {
 		return nil, errors.New("not an RSA key")
 	}
 	return rk, nil
+}
+
+// unwrapValue trims spaces, a leading byte-order mark and one pair of
+// matching quotes around the whole value.
+func unwrapValue(v string) string {
+	v = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "\uFEFF"))
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = strings.TrimSpace(v[1 : len(v)-1])
+	}
+	return v
+}
+
+// keyPEM returns the PEM text of the key value v: v itself, v base64-decoded,
+// or the file v names.
+func keyPEM(v string, warn func(msg string)) ([]byte, error) {
+	if strings.HasPrefix(v, "-----BEGIN") {
+		if !strings.Contains(v, "\n") && strings.Contains(v, `\n`) {
+			v = strings.ReplaceAll(v, `\n`, "\n") // one line from an env file
+		}
+		return []byte(v), nil
+	}
+	compact := strings.Join(strings.Fields(v), "")
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+		if b, err := enc.DecodeString(compact); err == nil {
+			if b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\uFEFF"))); bytes.HasPrefix(b, []byte("-----BEGIN")) {
+				return b, nil
+			}
+		}
+	}
+	if len(v) > 4096 || strings.ContainsAny(v, "\n\r\x00") {
+		return nil, errors.New("not PEM, not base64-encoded PEM, and too long or not one line for a file path")
+	}
+	f, err := os.Open(v)
+	if err != nil {
+		return nil, fmt.Errorf("not PEM, not base64-encoded PEM, and not a readable file (%s)", fileProblem(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o077 != 0 {
+		warn(fmt.Sprintf("the private key file is readable by group or others (mode %04o): chmod 600 it", st.Mode().Perm()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("the file cannot be read (%s)", fileProblem(err))
+	}
+	return b, nil
+}
+
+// fileProblem says why a file could not be opened or read, without its
+// name (an *os.PathError's text repeats the path).
+func fileProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return "file name too long"
+	case errors.Is(err, syscall.EISDIR):
+		return "a directory"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return "cannot read it"
 }
 
 // Provider returns the provider's name.
