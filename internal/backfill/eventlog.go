@@ -168,6 +168,9 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	if resume != nil && resume.Until.IsZero() {
 		resume.Until = rep.To // a new resume point: read from the top of this window
 	}
+	if resume != nil && (resume.Reached.IsZero() || resume.Reached.After(resume.Until)) {
+		resume.Reached = resume.Until // no created time read (only entries without one)
+	}
 	if resume != nil && !rep.Complete {
 		rep.ResumeCursor = resume.Cursor
 	}
