@@ -260,3 +260,48 @@ func TestEventLogBacklogLongerThanAPass(t *testing.T) {
 	}
 	t.Logf("%d passes", passes)
 }
+
+// TestGitHubLogBacklogLongerThanAPass: the same with GitHub's delivery log,
+// whose Link cursors are offsets (new deliveries shift them) and whose
+// missing deliveries each cost a detail request: after a few passes every
+// guid is stored once and the checkpoint has moved.
+func TestGitHubLogBacklogLongerThanAPass(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 4)
+	key, pemText := rsaKey(t)
+	f := githubfake.New("77", &key.PublicKey)
+	defer f.Close()
+	start := time.Now().Add(-2 * time.Hour)
+	payload := json.RawMessage(`{"zen": "Design for failure."}`)
+	for i := range 1500 {
+		f.Add(githubfake.Delivery{ID: int64(i + 1), GUID: fmt.Sprintf("guid-%05d", i), DeliveredAt: start.Add(time.Duration(i) * time.Second),
+			Event: "ping", StatusCode: 502, Payload: payload})
+	}
+	f.Fail = func(_ int, r *http.Request) (int, string) {
+		if r.URL.Path == "/app/hook/deliveries" {
+			time.Sleep(100 * time.Millisecond) // 15 list pages: more than one pass can even list
+		}
+		return 0, ""
+	}
+	el, err := github.NewEventLog("gh", f.URL, "77", pemText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := logOptions()
+	opts.PassTimeout = time.Second
+	want, passes := 1500, 0
+	var rep LogReport
+	for passes = 1; passes <= 60; passes++ {
+		rep, _ = RunLog(context.Background(), pool, el, opts)
+		if rep.Complete {
+			break
+		}
+		f.Add(githubfake.Delivery{ID: int64(10000 + passes), GUID: fmt.Sprintf("guid-new-%02d", passes), DeliveredAt: time.Now().Add(-45 * time.Second),
+			Event: "ping", StatusCode: 502, Payload: payload})
+		want++
+	}
+	if n := dbInt(t, pool, `SELECT count(*) FROM webhooks.events`); !rep.Complete || passes == 1 || int(n) != want {
+		t.Fatalf("after %d passes: %+v; %d of %d deliveries stored; want several passes, the last complete, all stored", passes, rep, n, want)
+	}
+	t.Logf("%d passes", passes)
+}
