@@ -176,7 +176,11 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer scancel()
-	if serr := saveCheckpoint(sctx, pool, rep, now.Add(-opts.Lookback), resume); serr != nil {
+	var ceiling *time.Time // the provider's clock plus the overlap: no checkpoint is kept past it
+	if !p.providerNow().IsZero() {
+		ceiling = &bound
+	}
+	if serr := saveCheckpoint(sctx, pool, rep, now.Add(-opts.Lookback), resume, ceiling); serr != nil {
 		err = errors.Join(err, serr)
 	}
 	if rep.Recovered > 0 {
@@ -202,7 +206,10 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 // for a provider never read completely, starts it at the beginning of the
 // lookback, so the checkpoint-age check sees a log that is not being read)
 // and records resume, the point the next pass continues from (nil: none).
-func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, lookbackStart time.Time, resume *resumePoint) error {
+// A read_until later than ceiling (the provider's clock plus the overlap,
+// nil when unknown), set while the local clock ran ahead before this rule,
+// is brought back to rep.To by a complete pass.
+func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, lookbackStart time.Time, resume *resumePoint, ceiling *time.Time) error {
 	var errText *string
 	if !rep.Complete {
 		e := rep.Error
@@ -223,7 +230,9 @@ func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, look
 		VALUES ($1, CASE WHEN $2::boolean THEN $3::timestamptz ELSE $4::timestamptz END, now(), now(), $5::bigint, $6::bigint, $7::text, $5::bigint, $6::bigint,
 		        $8::text, $9::timestamptz, $10::timestamptz)
 		ON CONFLICT (provider) DO UPDATE SET
-		    read_until      = CASE WHEN $2::boolean THEN greatest(k.read_until, $3::timestamptz) ELSE k.read_until END,
+		    read_until      = CASE WHEN NOT $2::boolean THEN k.read_until
+		                           WHEN k.read_until > $11::timestamptz THEN $3::timestamptz
+		                           ELSE greatest(k.read_until, $3::timestamptz) END,
 		    completed_at    = CASE WHEN $2 THEN now() ELSE k.completed_at END,
 		    last_pass_at    = now(),
 		    last_listed     = $5,
@@ -235,7 +244,7 @@ func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, look
 		    resume_reached  = $9,
 		    resume_until    = $10`,
 		rep.Provider, rep.Complete, rep.To, lookbackStart, int64(rep.Listed), int64(rep.Recovered), errText,
-		cursor, reached, until)
+		cursor, reached, until, ceiling)
 	if err != nil {
 		return fmt.Errorf("backfill %s: save checkpoint: %w", rep.Provider, err)
 	}

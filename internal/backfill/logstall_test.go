@@ -162,6 +162,16 @@ func TestEventLogClockAheadHidesNothing(t *testing.T) {
 	if n := dbInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id LIKE 'evt_later_%'`); n != 30 {
 		t.Fatalf("%d of the 30 events created after the pass with the clock ahead were read", n)
 	}
+	// A checkpoint already in the future (set before this rule) is brought
+	// back by the next complete pass.
+	dbExec(t, pool, `UPDATE webhooks.backfill_checkpoints SET read_until = now() + interval '3 hours'`)
+	opts.now = time.Now
+	if rep, err = RunLog(context.Background(), pool, el, opts); err != nil || !rep.Complete {
+		t.Fatalf("pass over a checkpoint in the future: %+v, %v", rep, err)
+	}
+	if at, _ := checkpointOf(t, pool, "stripe"); at.After(time.Now().Add(opts.withDefaults().Overlap)) {
+		t.Fatalf("a checkpoint in the future stays at %s", at)
+	}
 }
 
 // TestEventLogCursorCycleEndsPass: list cursors that run A→B→A (Stripe's
