@@ -2684,8 +2684,12 @@ CREATE TABLE webhooks.backfill_checkpoints (
     last_error text,
     listed_total bigint DEFAULT 0 NOT NULL,
     recovered_total bigint DEFAULT 0 NOT NULL,
+    resume_cursor text,
+    resume_reached timestamp with time zone,
+    resume_until timestamp with time zone,
     CONSTRAINT backfill_checkpoints_counts_check CHECK (((last_listed >= 0) AND (last_recovered >= 0) AND (listed_total >= 0) AND (recovered_total >= 0))),
-    CONSTRAINT backfill_checkpoints_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
+    CONSTRAINT backfill_checkpoints_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT backfill_checkpoints_resume_check CHECK ((((resume_cursor IS NULL) = (resume_until IS NULL)) AND ((resume_cursor IS NULL) = (resume_reached IS NULL)) AND (octet_length(resume_cursor) <= 1024)))
 );
 
 COMMENT ON TABLE webhooks.backfill_checkpoints IS 'Per provider with an event log (Stripe events, GitHub App deliveries): how far backfill has read the log completely (read_until) and what its passes found. Written by the runner only; owner only, like the other runner state.';
@@ -2697,6 +2701,12 @@ COMMENT ON COLUMN webhooks.backfill_checkpoints.completed_at IS 'When the pass t
 COMMENT ON COLUMN webhooks.backfill_checkpoints.last_pass_at IS 'When the last pass ended, complete or not.';
 
 COMMENT ON COLUMN webhooks.backfill_checkpoints.last_error IS 'Why the last pass was cut short (no secret, no payload); NULL after a complete pass.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_cursor IS 'The provider''s cursor of the first page an unfinished pass did not read (Stripe: an event id; GitHub: the Link cursor); the next pass goes on from it. NULL after a complete pass.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_reached IS 'The oldest created time the unfinished pass read: how far back the backlog has been read.';
+
+COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_until IS 'The end of the unfinished pass''s window: everything created between resume_reached and it has been read.';
 
 CREATE TABLE webhooks.check_results (
     run_at timestamp with time zone NOT NULL,

@@ -152,3 +152,58 @@ func TestServeBackfillsStripeEventLog(t *testing.T) {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.backfill_checkpoints WHERE provider = 'stripe' AND read_until > now() - interval '2 minutes' AND recovered_total = 250`) == 1
 	})
 }
+
+// TestServeBackfillPassesOverUnstorableEntries: serve exports
+// pginbox_backfill_log_skipped_total{provider} as 0 for an event-log
+// provider before any pass; an event of Stripe's list nested deeper than
+// Postgres-bound ingest accepts is then passed over and counted, the events
+// around it are stored, and the checkpoint moves.
+func TestServeBackfillPassesOverUnstorableEntries(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	gate := make(chan struct{})
+	created := time.Now().Add(-10 * time.Minute).Unix()
+	event := func(id, data string) string {
+		return fmt.Sprintf(`{"id": %q, "object": "event", "type": "invoice.paid", "created": %d, "data": {"object": %s}}`, id, created, data)
+	}
+	deep := strings.Repeat(`{"a":`, 80) + `{}` + strings.Repeat(`}`, 80)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-gate
+		fmt.Fprintf(w, `{"object": "list", "has_more": false, "data": [%s, %s, %s]}`,
+			event("evt_serve_ok_1", `{}`), event("evt_serve_deep", deep), event("evt_serve_ok_2", `{}`))
+	}))
+	defer api.Close()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+	env := map[string]string{
+		"PGINBOX_PROVIDERS": "stripe=stripe", "PGINBOX_SECRET_STRIPE": "whsec_serve_backfill_0123",
+		"PGINBOX_API_URL_STRIPE": api.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_read_events", "PGINBOX_BACKFILL_LOOKBACK": "1h",
+	}
+	cfg, err := runner.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 300 * time.Millisecond
+	srv := startServer(t, conf.URL(), cfg, nil)
+	const series = `pginbox_backfill_log_skipped_total{provider="stripe"}`
+	if body := httpGet(t, srv.Admin+"/metrics"); !strings.Contains(body, series+" 0") {
+		t.Fatalf("/metrics before any pass does not serve %s 0", series)
+	}
+	close(gate)
+	waitFor(t, 20*time.Second, "the bad event counted and the others stored", func() bool {
+		return strings.Contains(httpGet(t, srv.Admin+"/metrics"), series+" ") && !strings.Contains(httpGet(t, srv.Admin+"/metrics"), series+" 0") &&
+			queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id IN ('evt_serve_ok_1', 'evt_serve_ok_2')`) == 2
+	})
+	waitFor(t, 10*time.Second, "the checkpoint moved", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.backfill_checkpoints WHERE provider = 'stripe' AND read_until > now() - interval '2 minutes' AND last_error IS NULL`) == 1
+	})
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'evt_serve_deep'`); n != 0 {
+		t.Fatalf("the event nested 81 deep was stored")
+	}
+}

@@ -31,21 +31,62 @@ type LogReport struct {
 	Fetched    int `json:"fetched"`
 	Malformed  int `json:"malformed"`
 	Requests   int `json:"requests"`
+	// Skipped counts listed entries that could not be stored (malformed,
+	// too deep, not fetchable, refused by Postgres): logged and passed over.
+	Skipped int `json:"skipped"`
+	// Resumed reports that the pass went on from where an unfinished one
+	// stopped (see [RunLog]); ResumeCursor, when the pass was cut short
+	// after reading some pages, is the cursor the next pass goes on from.
+	Resumed      bool   `json:"resumed,omitempty"`
+	ResumeCursor string `json:"resume_cursor,omitempty"`
 	// Error says why the pass was cut short, "" when complete.
 	Error string `json:"error,omitempty"`
 }
 
-// checkpoint returns how far provider's log was read completely.
-func checkpoint(ctx context.Context, pool *pgxpool.Pool, provider string) (time.Time, bool, error) {
-	var at time.Time
-	err := pool.QueryRow(ctx, `SELECT read_until FROM webhooks.backfill_checkpoints WHERE provider = $1`, provider).Scan(&at)
+// logState is a provider's row of webhooks.backfill_checkpoints as a pass
+// starts from it.
+type logState struct {
+	// readUntil is how far the log has been read completely (ok: a row exists).
+	readUntil time.Time
+	ok        bool
+	// resume is where an unfinished pass stopped, nil when none did.
+	resume *resumePoint
+}
+
+// resumePoint is the progress of a pass that was cut short: every entry
+// listed from the top of the window (Until) down to the page before Cursor
+// has been handled, the oldest of them created at Reached. The next pass
+// reads the new entries from the top down to Until minus the overlap, then
+// continues from Cursor down to the bottom of its window, so a backlog too
+// long for one pass is read across several. read_until does not move until
+// both reads are done.
+type resumePoint struct {
+	Cursor  string
+	Reached time.Time
+	Until   time.Time
+}
+
+// maxResumeCursor is the longest cursor kept for the next pass, in bytes.
+const maxResumeCursor = 1024
+
+// loadLogState reads provider's checkpoint row.
+func loadLogState(ctx context.Context, pool *pgxpool.Pool, provider string) (logState, error) {
+	var st logState
+	var cursor *string
+	var reached, until *time.Time
+	err := pool.QueryRow(ctx, `SELECT read_until, resume_cursor, resume_reached, resume_until
+		FROM webhooks.backfill_checkpoints WHERE provider = $1`, provider).Scan(&st.readUntil, &cursor, &reached, &until)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, false, nil
+		return logState{}, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("backfill %s: read checkpoint: %w", provider, err)
+		return logState{}, fmt.Errorf("backfill %s: read checkpoint: %w", provider, err)
 	}
-	return at, true, nil
+	st.ok = true
+	if cursor != nil && reached != nil && until != nil && until.After(st.readUntil) {
+		st.resume = &resumePoint{Cursor: *cursor, Reached: *reached, Until: *until}
+	}
+	return st, nil
 }
 
 // RunLog runs one event-log pass of one provider: it lists the log from the
@@ -61,9 +102,24 @@ func checkpoint(ctx context.Context, pool *pgxpool.Pool, provider string) (time.
 // (honouring Retry-After), 401/403 end the pass with an *AuthError. Only
 // when every page of the window was read does the checkpoint move to its
 // end; a pass cut short (an error, Options.PassTimeout, shutdown, a
-// malformed page) records the error and leaves the checkpoint. The list is
-// newest first, so what is unread is older than anything read: the next
-// pass reads it again from the same checkpoint.
+// malformed page, a cycle in the list's cursors) records the error and
+// leaves the checkpoint. The list is newest first, so what is unread is
+// older than anything read.
+//
+// Three rules keep one bad entry, a wrong clock or a long backlog from
+// stalling the log:
+//
+//   - an entry that cannot be stored (malformed, too deep, not fetchable,
+//     refused by Postgres) is logged, counted in LogReport.Skipped and passed
+//     over: the pass goes on and can complete;
+//   - the checkpoint is never set later than the provider's own clock (the
+//     Date of its list pages, or the newest created time listed) plus the
+//     overlap, so a local clock running ahead cannot hide events;
+//   - a pass cut short after reading some pages records where it stopped (a
+//     resume point: the cursor of the first page not read). The next pass
+//     reads the new entries from the top down to where that pass began, then
+//     goes on from the cursor: a backlog longer than Options.PassTimeout is
+//     read over several passes, and the checkpoint moves once it is all read.
 func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) (LogReport, error) {
 	opts = opts.withDefaults()
 	provider := el.Provider()
@@ -72,21 +128,22 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 		fmt.Errorf("backfill pass cut short at its deadline (%s): the checkpoint stays", opts.PassTimeout))
 	defer cancel()
 
-	now := time.Now()
+	now := opts.now()
 	rep := LogReport{Provider: provider, To: now.Add(-opts.Lag).Truncate(time.Second)}
-	at, ok, err := checkpoint(ctx, pool, provider)
+	st, err := loadLogState(ctx, pool, provider)
 	if err != nil {
 		return rep, fmt.Errorf("%w: %w", ErrNoPass, err)
 	}
 	rep.From = now.Add(-opts.Lookback)
-	if ok {
-		rep.From = at.Add(-opts.Overlap)
+	if st.ok {
+		rep.From = st.readUntil.Add(-opts.Overlap)
 	}
 	rep.From = rep.From.Truncate(time.Second)
 
-	r := &requester{opts: opts, lim: &limiter{interval: time.Duration(float64(time.Second) / opts.LogRate)}, log: log}
-	err = readLog(ctx, pool, el, r, &rep)
-	rep.Requests = r.requests
+	p := &logPass{pool: pool, el: el, rep: &rep, log: log, seen: map[string]bool{},
+		r: &requester{opts: opts, lim: &limiter{interval: time.Duration(float64(time.Second) / opts.LogRate)}, log: log}}
+	resume, err := p.run(ctx, st, opts.Overlap)
+	rep.Requests = p.r.requests
 	if err == nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 	}
@@ -102,9 +159,28 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	} else {
 		rep.Complete = true
 	}
+	bound := p.providerNow().Add(opts.Overlap)
+	if !p.providerNow().IsZero() && rep.To.After(bound) {
+		log.Warn("backfill: the local clock is ahead of the provider's; the checkpoint stays within the provider's time",
+			"local_to", rep.To, "provider_now", p.providerNow())
+		rep.To = bound.Truncate(time.Second)
+	}
+	if resume != nil && resume.Until.IsZero() {
+		resume.Until = rep.To // a new resume point: read from the top of this window
+	}
+	if resume != nil && (resume.Reached.IsZero() || resume.Reached.After(resume.Until)) {
+		resume.Reached = resume.Until // no created time read (only entries without one)
+	}
+	if resume != nil && !rep.Complete {
+		rep.ResumeCursor = resume.Cursor
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer scancel()
-	if serr := saveCheckpoint(sctx, pool, rep, now.Add(-opts.Lookback)); serr != nil {
+	var ceiling *time.Time // the provider's clock plus the overlap: no checkpoint is kept past it
+	if !p.providerNow().IsZero() {
+		ceiling = &bound
+	}
+	if serr := saveCheckpoint(sctx, pool, rep, now.Add(-opts.Lookback), resume, ceiling); serr != nil {
 		err = errors.Join(err, serr)
 	}
 	if rep.Recovered > 0 {
@@ -112,9 +188,9 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 			log.Warn("notify webhooks_events", "error", nerr)
 		}
 	}
-	log.Info("backfill event-log pass", "from", rep.From, "to", rep.To, "complete", rep.Complete, "pages", rep.Pages,
-		"listed", rep.Listed, "recovered", rep.Recovered, "duplicates", rep.Duplicates, "fetched", rep.Fetched,
-		"requests", rep.Requests, "error", rep.Error)
+	log.Info("backfill event-log pass", "from", rep.From, "to", rep.To, "complete", rep.Complete, "resumed", rep.Resumed,
+		"pages", rep.Pages, "listed", rep.Listed, "recovered", rep.Recovered, "duplicates", rep.Duplicates,
+		"skipped", rep.Skipped, "fetched", rep.Fetched, "requests", rep.Requests, "error", rep.Error)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && errors.Is(err, ErrUnauthorized) {
 		return rep, &AuthError{Provider: provider, StatusCode: apiErr.StatusCode}
@@ -125,93 +201,15 @@ func RunLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, opts Options) 
 	return rep, nil
 }
 
-// readLog pages through the window and ingests what is missing.
-func readLog(ctx context.Context, pool *pgxpool.Pool, el EventLog, r *requester, rep *LogReport) error {
-	seen := map[string]bool{} // a GitHub log lists every attempt of a delivery
-	cursor := ""
-	for {
-		page, err := retry(ctx, r, func(ctx context.Context) (LogPage, error) { return el.Page(ctx, rep.From, cursor) })
-		if err != nil {
-			return err
-		}
-		rep.Pages++
-		older := false
-		var batch []LogEntry
-		for _, e := range page.Entries {
-			switch {
-			case e.Created.Before(rep.From):
-				older = true
-			case e.Created.After(rep.To), seen[e.Key]:
-			default:
-				seen[e.Key] = true
-				batch = append(batch, e)
-			}
-		}
-		if err := ingestEntries(ctx, pool, el, r, rep, batch); err != nil {
-			return err
-		}
-		if page.Next == "" || older {
-			return nil
-		}
-		if page.Next == cursor {
-			return &MalformedError{Provider: el.Provider(), ExternalID: "(list)", Reason: "the next page's cursor is this page's"}
-		}
-		cursor = page.Next
-	}
-}
-
-// ingestEntries stores the entries of one page that are not stored yet.
-func ingestEntries(ctx context.Context, pool *pgxpool.Pool, el EventLog, r *requester, rep *LogReport, batch []LogEntry) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	rep.Listed += len(batch)
-	keys := make([]string, len(batch))
-	for i, e := range batch {
-		keys[i] = e.Key
-	}
-	rows, err := pool.Query(ctx, `SELECT external_id FROM webhooks.events WHERE provider = $1 AND external_id = ANY($2)`,
-		el.Provider(), keys)
-	if err != nil {
-		return fmt.Errorf("look up stored keys: %w", err)
-	}
-	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("look up stored keys: %w", err)
-	}
-	have := make(map[string]bool, len(stored))
-	for _, k := range stored {
-		have[k] = true
-	}
-	for _, e := range batch {
-		if have[e.Key] {
-			rep.Duplicates++
-			continue
-		}
-		if e.NeedsFetch {
-			if e, err = retry(ctx, r, func(ctx context.Context) (LogEntry, error) { return el.Fetch(ctx, e) }); err != nil {
-				return err
-			}
-			rep.Fetched++
-		}
-		outcome, err := ingestEvent(ctx, pool, el.Provider(), e.Key, e.EventType, e.Payload)
-		if err != nil {
-			return err
-		}
-		if outcome == "created" {
-			rep.Recovered++
-		} else {
-			rep.Duplicates++
-		}
-	}
-	return nil
-}
-
 // saveCheckpoint records the pass: a complete one moves read_until to
-// rep.To; one cut short keeps it (or, for a provider never read completely,
-// starts it at the beginning of the lookback, so the checkpoint-age check
-// sees a log that is not being read).
-func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, lookbackStart time.Time) error {
+// rep.To and drops any resume point; one cut short keeps read_until (or,
+// for a provider never read completely, starts it at the beginning of the
+// lookback, so the checkpoint-age check sees a log that is not being read)
+// and records resume, the point the next pass continues from (nil: none).
+// A read_until later than ceiling (the provider's clock plus the overlap,
+// nil when unknown), set while the local clock ran ahead before this rule,
+// is brought back to rep.To by a complete pass.
+func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, lookbackStart time.Time, resume *resumePoint, ceiling *time.Time) error {
 	var errText *string
 	if !rep.Complete {
 		e := rep.Error
@@ -220,20 +218,33 @@ func saveCheckpoint(ctx context.Context, pool *pgxpool.Pool, rep LogReport, look
 		}
 		errText = &e
 	}
+	var cursor *string
+	var reached, until *time.Time
+	if resume != nil && !rep.Complete {
+		cursor, reached, until = &resume.Cursor, &resume.Reached, &resume.Until
+	}
 	_, err := pool.Exec(ctx, `
 		INSERT INTO webhooks.backfill_checkpoints AS k
-		       (provider, read_until, completed_at, last_pass_at, last_listed, last_recovered, last_error, listed_total, recovered_total)
-		VALUES ($1, CASE WHEN $2::boolean THEN $3::timestamptz ELSE $4::timestamptz END, now(), now(), $5::bigint, $6::bigint, $7::text, $5::bigint, $6::bigint)
+		       (provider, read_until, completed_at, last_pass_at, last_listed, last_recovered, last_error, listed_total, recovered_total,
+		        resume_cursor, resume_reached, resume_until)
+		VALUES ($1, CASE WHEN $2::boolean THEN $3::timestamptz ELSE $4::timestamptz END, now(), now(), $5::bigint, $6::bigint, $7::text, $5::bigint, $6::bigint,
+		        $8::text, $9::timestamptz, $10::timestamptz)
 		ON CONFLICT (provider) DO UPDATE SET
-		    read_until      = CASE WHEN $2::boolean THEN greatest(k.read_until, $3::timestamptz) ELSE k.read_until END,
+		    read_until      = CASE WHEN NOT $2::boolean THEN k.read_until
+		                           WHEN k.read_until > $11::timestamptz THEN $3::timestamptz
+		                           ELSE greatest(k.read_until, $3::timestamptz) END,
 		    completed_at    = CASE WHEN $2 THEN now() ELSE k.completed_at END,
 		    last_pass_at    = now(),
 		    last_listed     = $5,
 		    last_recovered  = $6,
 		    last_error      = $7,
 		    listed_total    = k.listed_total + $5,
-		    recovered_total = k.recovered_total + $6`,
-		rep.Provider, rep.Complete, rep.To, lookbackStart, int64(rep.Listed), int64(rep.Recovered), errText)
+		    recovered_total = k.recovered_total + $6,
+		    resume_cursor   = $8,
+		    resume_reached  = $9,
+		    resume_until    = $10`,
+		rep.Provider, rep.Complete, rep.To, lookbackStart, int64(rep.Listed), int64(rep.Recovered), errText,
+		cursor, reached, until, ceiling)
 	if err != nil {
 		return fmt.Errorf("backfill %s: save checkpoint: %w", rep.Provider, err)
 	}

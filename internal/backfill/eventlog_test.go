@@ -220,9 +220,11 @@ func TestStripeLogFailures(t *testing.T) {
 	})
 }
 
-// TestStripeLogMalformedPage: a page with an event without a type is not
+// TestStripeLogMalformedPage: a page whose envelope cannot be read (no
+// "has_more": no way to know whether, or where, the list goes on) is not
 // applied at all (the pages before it are), counted, and the checkpoint
-// stays.
+// stays. (One unusable event on a readable page is passed over instead:
+// TestEventLogPassesOverUnstorableEntries.)
 func TestStripeLogMalformedPage(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
@@ -232,7 +234,7 @@ func TestStripeLogMalformedPage(t *testing.T) {
 			fmt.Fprintf(w, `{"object": "list", "has_more": true, "data": [{"id": "evt_a", "type": "t", "created": %d}]}`, created)
 			return
 		}
-		fmt.Fprintf(w, `{"object": "list", "has_more": false, "data": [{"id": "evt_b", "type": "t", "created": %d}, {"id": "evt_c", "created": %d}]}`, created, created)
+		fmt.Fprintf(w, `{"object": "list", "data": [{"id": "evt_b", "type": "t", "created": %d}, {"id": "evt_c", "type": "t", "created": %d}]}`, created, created)
 	}))
 	defer srv.Close()
 	el, _ := stripe.NewEventLog("stripe", srv.URL, "k")

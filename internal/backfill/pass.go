@@ -73,6 +73,8 @@ type Options struct {
 
 	// sleep waits between attempts; tests replace it. Nil means a timer.
 	sleep func(ctx context.Context, d time.Duration) error
+	// now is the local clock; tests replace it. Nil means time.Now.
+	now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -114,6 +116,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.sleep == nil {
 		o.sleep = sleep
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	return o
 }

@@ -66,6 +66,7 @@ func (s *Maintenance) backfill(ctx context.Context, _ string) error {
 		s.metrics.BackfillLog.WithLabelValues(name, "recovered").Add(float64(rep.Recovered))
 		s.metrics.BackfillLog.WithLabelValues(name, "duplicate").Add(float64(rep.Duplicates))
 		s.metrics.BackfillLog.WithLabelValues(name, "page").Add(float64(rep.Pages))
+		s.metrics.BackfillLogSkipped.WithLabelValues(name).Add(float64(rep.Skipped))
 		switch {
 		case rep.Complete:
 			s.metrics.BackfillLogPasses.WithLabelValues(name, "complete").Inc()

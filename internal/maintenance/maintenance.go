@@ -67,6 +67,9 @@ func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Main
 		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
 		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
 	}
+	for name := range cfg.Logs {
+		m.BackfillLogSkipped.WithLabelValues(name) // served as 0 before the first skip
+	}
 	return s
 }
 

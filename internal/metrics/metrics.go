@@ -62,6 +62,9 @@ type Set struct {
 	BackfillLog *prometheus.CounterVec
 	// BackfillLogPasses counts event-log passes by provider and result.
 	BackfillLogPasses *prometheus.CounterVec
+	// BackfillLogSkipped counts listed event-log entries that could not be
+	// stored and were passed over, by provider.
+	BackfillLogSkipped *prometheus.CounterVec
 	// UnsignedConflicts counts deliveries refused for carrying a different
 	// body under a stored key the provider does not sign, by provider.
 	UnsignedConflicts *prometheus.CounterVec
@@ -112,6 +115,9 @@ func New(pool *pgxpool.Pool) *Set {
 		BackfillLogPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_passes_total",
 			Help: "Event-log backfill passes by provider and result: complete (checkpoint moved), or why one was cut short (unauthorized, api_error, malformed, refused, cut_short, error)."},
 			[]string{"provider", "result"}),
+		BackfillLogSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_backfill_log_skipped_total",
+			Help: "Event-log entries listed by the provider that could not be stored (malformed, too deep, not fetchable, refused by Postgres): logged and passed over, by provider."},
+			[]string{"provider"}),
 		UnsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
 			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
 			[]string{"provider"}),
@@ -120,6 +126,7 @@ func New(pool *pgxpool.Pool) *Set {
 	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
+		m.BackfillLogSkipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})

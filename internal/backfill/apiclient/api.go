@@ -196,14 +196,19 @@ func (e *MalformedError) Error() string {
 // of kinds (internal/provider), which backfill.EventLogs reads.
 //
 // Errors are those of StatusAPI: *APIError (retried when Retryable),
-// *MalformedError (the page is not applied), *RefusedError.
+// *MalformedError (the page is not applied), *RefusedError. One listed
+// entry that cannot be stored is not an error of the page: it is returned
+// with Skip set, and the pass passes over it.
 type EventLog interface {
 	// Provider names the provider, as in PGINBOX_PROVIDERS.
 	Provider() string
 	// Page returns one page of the log: with cursor "", the newest page of
 	// entries created at or after since; else the page after cursor. A
-	// page is parsed whole or not at all (a *MalformedError), so a
-	// malformed page is never half-applied. Next is "" on the last page.
+	// page whose envelope cannot be read (not a list, no way to the next
+	// page) is a *MalformedError and is not applied at all; an entry of a
+	// readable page that cannot be stored (malformed, too deep, a string
+	// Postgres refuses) is returned with Skip set, so it never blocks the
+	// entries around it. Next is "" on the last page.
 	Page(ctx context.Context, since time.Time, cursor string) (LogPage, error)
 	// Fetch completes an entry whose NeedsFetch is set (GitHub: the
 	// delivery's recorded request), returning it with EventType and Payload.
@@ -226,6 +231,10 @@ type LogEntry struct {
 	NeedsFetch bool
 	// Ref is the adapter's own reference for Fetch (GitHub: the delivery id).
 	Ref string
+	// Skip, when not "", says why the entry cannot be stored: the pass
+	// logs it, counts it and passes over it. Key and Created are set when
+	// they could be read (zero otherwise).
+	Skip string
 }
 
 // LogPage is one page of a log, newest first.
@@ -233,6 +242,19 @@ type LogPage struct {
 	Entries []LogEntry
 	// Next is the cursor of the following page, "" on the last one.
 	Next string
+	// ServedAt is the provider's clock when it served the page (its Date
+	// header), zero when absent: a checkpoint is never set later than what
+	// the provider itself has seen, whatever the local clock says.
+	ServedAt time.Time
+}
+
+// ServedAt reads a response's Date header: zero when absent or unreadable.
+func ServedAt(h http.Header) time.Time {
+	t, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // ParseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.

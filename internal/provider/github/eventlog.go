@@ -254,16 +254,30 @@ func (g *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apicli
 		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: reason}
 	}
 	var list []ghDelivery
-	if err := json.Unmarshal(body, &list); err != nil || list == nil {
+	// A field of the wrong type in one delivery leaves that field empty (the
+	// delivery is then passed over), not the page unread.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(body, &list); (err != nil && !errors.As(err, &typeErr)) || list == nil {
 		return bad("not a JSON array of deliveries")
 	}
-	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list))}
+	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list)), ServedAt: apiclient.ServedAt(h)}
 	for i, d := range list {
-		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
-		if d.ID == nil || !apiclient.ValidText(d.GUID) || err != nil {
-			return bad(fmt.Sprintf("delivery %d has no id, guid or delivered_at", i))
+		// A delivery that cannot be fetched or stored is passed over by the
+		// pass (Skip), never a reason to refuse the deliveries around it.
+		e := apiclient.LogEntry{NeedsFetch: true}
+		if apiclient.ValidText(d.GUID) {
+			e.Key = d.GUID
 		}
-		page.Entries = append(page.Entries, apiclient.LogEntry{Key: d.GUID, Created: at, NeedsFetch: true, Ref: strconv.FormatInt(*d.ID, 10)})
+		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
+		if err == nil {
+			e.Created = at
+		}
+		if d.ID == nil || e.Key == "" || err != nil {
+			e.Skip = fmt.Sprintf("delivery %d has no id, guid or delivered_at", i)
+		} else {
+			e.Ref = strconv.FormatInt(*d.ID, 10)
+		}
+		page.Entries = append(page.Entries, e)
 	}
 	next, err := g.nextCursor(h.Get("Link"))
 	if err != nil {

@@ -3,6 +3,7 @@ package stripe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -61,16 +62,22 @@ func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (ap
 	if cursor != "" {
 		q += "&starting_after=" + url.QueryEscape(cursor)
 	}
-	body, _, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?"+q, http.Header{
+	body, h, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?"+q, http.Header{
 		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
 	})
 	if err != nil {
 		return apiclient.LogPage{}, err
 	}
-	return s.parse(body)
+	page, err := s.parse(body)
+	page.ServedAt = apiclient.ServedAt(h)
+	return page, err
 }
 
-// parse reads a list page whole: one bad event refuses the page.
+// parse reads a list page. A page whose envelope is not a list object is
+// refused whole (a *MalformedError); an event of a readable page that cannot
+// be stored (not a JSON object Postgres accepts, too deep, no usable id,
+// type or created time) is returned with Skip set, keyed by its id when it
+// has one, so it never blocks the events around it.
 func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
 	bad := func(reason string) (apiclient.LogPage, error) {
 		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
@@ -88,28 +95,59 @@ func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
 	}
 	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list.Data))}
 	for i, raw := range list.Data {
-		env, err := sig.ReadEnvelope(raw)
-		if err != nil {
-			return bad(fmt.Sprintf("event %d is not a JSON object Postgres accepts", i))
+		e := entry(i, raw)
+		page.Entries = append(page.Entries, e)
+		if e.Key != "" {
+			// starting_after takes any listed id, the last one's or, when
+			// that one has none, the last one that does (the few after it
+			// are listed again and passed over as already seen).
+			page.Next = e.Key
 		}
-		id, ok := env.Str("id")
-		typ, ok2 := env.Str("type")
-		if !ok || !ok2 || !apiclient.ValidText(id) || !apiclient.ValidText(typ) {
-			return bad(fmt.Sprintf("event %d has no usable id or type", i))
-		}
-		var created int64
-		if err := json.Unmarshal(env["created"], &created); err != nil || created <= 0 {
-			return bad(fmt.Sprintf("event %s has no created time", id))
-		}
-		page.Entries = append(page.Entries, apiclient.LogEntry{Key: id, Created: time.Unix(created, 0), EventType: typ, Payload: raw})
 	}
-	if *list.HasMore {
-		if len(page.Entries) == 0 {
-			return bad("has_more with an empty page")
-		}
-		page.Next = page.Entries[len(page.Entries)-1].Key
+	if !*list.HasMore {
+		page.Next = ""
+	} else if page.Next == "" {
+		return bad("has_more with no event id to page after")
 	}
 	return page, nil
+}
+
+// entry reads one listed event; one that cannot be stored has Skip set.
+func entry(i int, raw json.RawMessage) apiclient.LogEntry {
+	// The id and created time are read leniently first, so that an event
+	// that cannot be stored is still named in the log and placed in time.
+	var head struct {
+		ID      any `json:"id"`
+		Created any `json:"created"`
+	}
+	_ = json.Unmarshal(raw, &head)
+	var e apiclient.LogEntry
+	if id, ok := head.ID.(string); ok && apiclient.ValidText(id) {
+		e.Key = id
+	}
+	if c, ok := head.Created.(float64); ok && c > 0 && c < 1<<40 && c == float64(int64(c)) {
+		e.Created = time.Unix(int64(c), 0)
+	}
+	env, err := sig.ReadEnvelope(raw)
+	if err != nil {
+		why := "not JSON"
+		if r, ok := errors.AsType[*sig.RejectError](err); ok {
+			why = r.Reason
+		}
+		e.Skip = fmt.Sprintf("event %d is not a JSON object Postgres accepts (%s)", i, why)
+		return e
+	}
+	typ, ok := env.Str("type")
+	if e.Key == "" || !ok || !apiclient.ValidText(typ) {
+		e.Skip = fmt.Sprintf("event %d has no usable id or type", i)
+		return e
+	}
+	if e.Created.IsZero() {
+		e.Skip = fmt.Sprintf("event %d has no created time", i)
+		return e
+	}
+	e.EventType, e.Payload = typ, raw
+	return e
 }
 
 // Fetch returns e: the list carries whole events.
