@@ -156,8 +156,8 @@ func (f *eventsFilter) validate() error {
 
 // jsonbRefusal says why Postgres's jsonb input would refuse raw, valid JSON
 // that Go accepts, or "" when it would not: invalid UTF-8, a \u0000 escape,
-// a lone UTF-16 surrogate escape ("\ud800"), a number whose exponent is
-// past ±1000 (numeric's input limit).
+// a lone UTF-16 surrogate escape ("\ud800"), a number past numeric's
+// range (1e-20000).
 func jsonbRefusal(raw []byte) string {
 	if !utf8.Valid(raw) {
 		return "not UTF-8"
@@ -194,16 +194,28 @@ func jsonbRefusal(raw []byte) string {
 			for j < len(raw) && strings.IndexByte("+-0123456789.eE", raw[j]) >= 0 {
 				j++
 			}
-			num := string(raw[i:j])
-			if k := strings.IndexAny(num, "eE"); k >= 0 {
-				if e, err := strconv.Atoi(strings.TrimPrefix(num[k+1:], "+")); err != nil || e > 1000 || e < -1000 {
-					return fmt.Sprintf("the number %.40s is out of range", num)
-				}
+			if !numericFits(string(raw[i:j])) {
+				return fmt.Sprintf("the number %.40s is past what Postgres's numeric holds", raw[i:j])
 			}
 			i = j - 1
 		}
 	}
 	return ""
+}
+
+// numericFits reports whether the JSON number num is within numeric's
+// range: at most 131072 digits before the decimal point and 16383 after it.
+func numericFits(num string) bool {
+	mant, exp := strings.TrimPrefix(num, "-"), 0
+	if k := strings.IndexAny(mant, "eE"); k >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(mant[k+1:], "+"))
+		if err != nil || e > 1<<20 || e < -1<<20 {
+			return false
+		}
+		mant, exp = mant[:k], e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	return len(frac)-exp <= 16383 && len(whole)+exp <= 131072
 }
 
 // hex4 reads the four hex digits of a \u escape (json.Valid checked them).
