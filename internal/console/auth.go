@@ -210,8 +210,11 @@ func (a *adminAuth) client(r *http.Request) (addr string, https bool) {
 	addr = peer
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
-		hop := strings.Trim(strings.TrimSpace(hops[i]), "[]")
-		if hop == "" {
+		hop := strings.TrimSpace(hops[i])
+		if ap, err := netip.ParseAddrPort(hop); err == nil {
+			hop = ap.Addr().String() // some proxies append the client's port
+		}
+		if hop = strings.Trim(hop, "[]"); hop == "" {
 			continue
 		}
 		addr = hop

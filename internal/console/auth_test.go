@@ -195,6 +195,8 @@ func TestClient(t *testing.T) {
 		{name: "no X-Forwarded-For: the proxy", peer: "10.0.0.1:5000", proxies: proxies, want: "10.0.0.1"},
 		{name: "the last X-Forwarded-Proto counts", peer: "10.0.0.1:5000", proto: "http, https", proxies: proxies, want: "10.0.0.1", https: true},
 		{name: "X-Forwarded-Proto http", peer: "10.0.0.1:5000", proto: "https, http", proxies: proxies, want: "10.0.0.1"},
+		{name: "a client with its port", peer: "10.0.0.1:5000", xff: []string{"203.0.113.7:41000"}, proxies: proxies, want: "203.0.113.7"},
+		{name: "an IPv6 client with its port", peer: "10.0.0.1:5000", xff: []string{"[2001:db8::5]:41000"}, proxies: proxies, want: "2001:db8::5"},
 		{name: "an IPv4-mapped peer", peer: "[::ffff:10.0.0.1]:5000", xff: []string{"203.0.113.7"}, proxies: proxies, want: "203.0.113.7"},
 	}
 	for _, tc := range cases {
