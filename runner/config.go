@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -104,6 +105,13 @@ type Config struct {
 	// listen host, localhost, 127.0.0.1 and [::1] (a defence against DNS
 	// rebinding): the names a reverse proxy or an SSH tunnel uses.
 	AdminHosts []string
+	// AdminTrustedProxies are the reverse proxies in front of the admin
+	// listener (PGINBOX_ADMIN_TRUSTED_PROXIES): from these peers alone
+	// X-Forwarded-For and X-Forwarded-Proto are believed, so the failure
+	// limiter counts the right-most address that is not one of them and the
+	// session cookie is Secure when they say https. Empty: forwarded headers
+	// are ignored.
+	AdminTrustedProxies []netip.Prefix
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// request headers, on both listeners (slowloris). Default 10s.
 	ReadHeaderTimeout time.Duration

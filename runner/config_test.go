@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,7 +145,8 @@ func TestSettingsTableFields(t *testing.T) {
 	// Every variable set to a valid value lands in its field.
 	env := map[string]string{
 		"PGINBOX_ADDR": "127.0.0.1:9", "PGINBOX_ADMIN_ADDR": "off", "PGINBOX_ADMIN_HOSTS": "A.example", "PGINBOX_ADMIN_TOKEN": "0123456789abcdef",
-		"PGINBOX_MAX_BODY": "7", "PGINBOX_INGEST_TIMEOUT": "1s", "PGINBOX_LEASE_MODE": "two-phase", "PGINBOX_HANDLER_TIMEOUT": "2s",
+		"PGINBOX_ADMIN_TRUSTED_PROXIES": " 10.1.2.3/8, fd00::1/8 ,192.0.2.1,::ffff:172.16.0.0/108",
+		"PGINBOX_MAX_BODY":              "7", "PGINBOX_INGEST_TIMEOUT": "1s", "PGINBOX_LEASE_MODE": "two-phase", "PGINBOX_HANDLER_TIMEOUT": "2s",
 		"PGINBOX_WORKERS": "3", "PGINBOX_BATCH": "4", "PGINBOX_LEASE": "3s", "PGINBOX_POLL_INTERVAL": "4s", "PGINBOX_NOTIFY_INTERVAL": "5s",
 		"PGINBOX_LISTEN": "false", "PGINBOX_DIRECT_URL": "postgres://d", "PGINBOX_LISTEN_PING": "off", "PGINBOX_MIGRATE": "false",
 		"PGINBOX_SHUTDOWN_TIMEOUT": "6s", "PGINBOX_RECONCILE_EVERY": "off", "PGINBOX_CHECKS_EVERY": "7s", "PGINBOX_PRUNE_EVERY": "8s",
@@ -156,6 +158,8 @@ func TestSettingsTableFields(t *testing.T) {
 	}
 	want := Config{
 		Addr: "127.0.0.1:9", AdminAddr: "off", AdminHosts: []string{"a.example"}, AdminToken: "0123456789abcdef",
+		AdminTrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8"),
+			netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("172.16.0.0/12")},
 		MaxBody: 7, IngestTimeout: time.Second, LeaseMode: "two-phase", HandlerTimeout: 2 * time.Second,
 		Workers: 3, BatchSize: 4, Lease: 3 * time.Second, PollInterval: 4 * time.Second, NotifyInterval: 5 * time.Second,
 		PollOnly: true, DirectURL: "postgres://d", ListenPing: -1, SkipMigrate: true,

@@ -2,22 +2,32 @@ package console
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// sessionCookie is the console's login cookie. Its value is
-// "<expiry unix>.<hex HMAC-SHA256(process key, token, expiry)>": never the
-// token itself, useless after expiry or a restart (the key is per process).
+// sessionCookie is the console's login cookie over plain http (loopback,
+// an SSH tunnel), secureCookie its name when the cookie is Secure (TLS, or
+// X-Forwarded-Proto: https from a trusted proxy): the __Host- prefix makes
+// the browser refuse one set by a sibling subdomain or over http, so no
+// other site can plant it. Its value is
+// "<expiry unix>.<hex HMAC-SHA256(session key, token, expiry)>": never the
+// token itself, useless after expiry, after a restart (the key is per
+// process) or after "sign out everywhere" (which draws a new key).
 const (
 	sessionCookie = "pginbox_session"
+	secureCookie  = "__Host-" + sessionCookie
 	sessionTTL    = 12 * time.Hour
 )
 
@@ -25,8 +35,10 @@ const (
 // cookie, the failure limiter and the Host check.
 type adminAuth struct {
 	token   string
-	key     []byte // per-process HMAC key for session cookies
+	keyMu   sync.RWMutex
+	key     []byte // per-process HMAC key for session cookies; rotateKey replaces it
 	hosts   map[string]bool
+	proxies []netip.Prefix // peers whose X-Forwarded-For/-Proto are believed
 	limiter *failureLimiter
 	now     func() time.Time
 }
@@ -78,7 +90,7 @@ func (a *adminAuth) check(r *http.Request) (c credential, cookie bool) {
 		}
 		return credWrong, false
 	}
-	if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+	if ck, err := r.Cookie(a.cookieName(r)); err == nil && ck.Value != "" {
 		if a.sessionOK(ck.Value) {
 			return credValid, true
 		}
@@ -96,6 +108,8 @@ func (a *adminAuth) tokenOK(tok string) bool {
 
 // sessionMAC is the session cookie's HMAC for expiry.
 func (a *adminAuth) sessionMAC(expiry string) string {
+	a.keyMu.RLock()
+	defer a.keyMu.RUnlock()
 	m := hmac.New(sha256.New, a.key)
 	m.Write([]byte(a.token))
 	m.Write([]byte{0})
@@ -123,6 +137,38 @@ func (a *adminAuth) sessionOK(v string) bool {
 	return hmac.Equal([]byte(mac), []byte(a.sessionMAC(e)))
 }
 
+// rotateKey draws a new session key: every session issued so far, in every
+// browser, is invalid from now on ("sign out everywhere"); the token still
+// works.
+func (a *adminAuth) rotateKey() error {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return fmt.Errorf("session key: %w", err)
+	}
+	a.keyMu.Lock()
+	a.key = key
+	a.keyMu.Unlock()
+	return nil
+}
+
+// cookieName is the session cookie's name on r: the __Host- one when the
+// cookie is Secure there, the plain one over http (a browser refuses a
+// __Host- cookie without Secure, and Secure over http).
+func (a *adminAuth) cookieName(r *http.Request) string {
+	if _, secure := a.client(r); secure {
+		return secureCookie
+	}
+	return sessionCookie
+}
+
+// sessionCookieFor is the session cookie for r carrying v (MaxAge -1
+// deletes it).
+func (a *adminAuth) sessionCookieFor(r *http.Request, v string, exp time.Time, maxAge int) *http.Cookie {
+	_, secure := a.client(r)
+	return &http.Cookie{Name: a.cookieName(r), Value: v, Path: "/", Expires: exp, MaxAge: maxAge,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
+}
+
 // sameOrigin is the CSRF defence for cookie-authenticated actions (beside
 // SameSite=Strict): the browser's Origin, else its Referer, must name the
 // Host the request was sent to; a request with neither is refused.
@@ -141,12 +187,60 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
-// clientIP is the peer address without its port (the admin listener is
-// not behind a trusted proxy by default, so no X-Forwarded-For).
+// clientIP is the peer address without its port.
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// client is who sent r and whether it came over https. From a peer in
+// PGINBOX_ADMIN_TRUSTED_PROXIES it is the right-most X-Forwarded-For
+// address that is not a trusted proxy (each proxy appends the address it
+// heard from, so everything left of that is the client's own say), and
+// https is X-Forwarded-Proto's last value; from any other peer the headers
+// are ignored: the peer itself, https when the connection is TLS.
+func (a *adminAuth) client(r *http.Request) (addr string, https bool) {
+	peer := clientIP(r)
+	if !a.trusted(peer) {
+		return peer, r.TLS != nil
+	}
+	addr = peer
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if ap, err := netip.ParseAddrPort(hop); err == nil {
+			hop = ap.Addr().String() // some proxies append the client's port
+		}
+		if hop = strings.Trim(hop, "[]"); hop == "" {
+			continue
+		}
+		addr = hop
+		if !a.trusted(hop) {
+			break
+		}
+	}
+	protos := strings.Split(strings.Join(r.Header.Values("X-Forwarded-Proto"), ","), ",")
+	proto := strings.ToLower(strings.TrimSpace(protos[len(protos)-1]))
+	return addr, r.TLS != nil || proto == "https"
+}
+
+// trusted reports whether ip is in PGINBOX_ADMIN_TRUSTED_PROXIES.
+func (a *adminAuth) trusted(ip string) bool {
+	if len(a.proxies) == 0 {
+		return false
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap()
+	for _, p := range a.proxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,10 @@
 package console
 
 import (
+	"crypto/tls"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -113,15 +116,136 @@ func TestSameOrigin(t *testing.T) {
 	}
 }
 
-// TestLocalPath: a redirect target stays on this site.
+// TestLocalPath: a redirect target is a path on this console, whatever
+// next holds: browsers drop tabs and newlines and read a backslash as a
+// slash, so each variant below would otherwise reach another host.
 func TestLocalPath(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"/events?status=dead": "/events?status=dead", "": "/", "//evil.example/": "/",
 		"/\\evil.example": "/", "https://evil.example/": "/", "events": "/",
+		"/events/42":                        "/events/42",
+		"/events?payload=%7B%22a%22%3A1%7D": "/events?payload=%7B%22a%22%3A1%7D",
+		"/\t/evil.example":                  "/", // what next=/%09/evil.example decodes to
+		"/\t\t/evil.example":                "/",
+		"\t//evil.example":                  "/",
+		"/\r\n/evil.example":                "/",
+		"/\n/evil.example":                  "/",
+		"/\r/evil.example":                  "/",
+		" //evil.example":                   "/",
+		"/ /evil.example":                   "/",
+		"/\x00/evil.example":                "/",
+		"/\x7f/evil.example":                "/",
+		"\\\\evil.example":                  "/",
+		"\\/evil.example":                   "/",
+		"/\\/evil.example":                  "/",
+		"/%2F/evil.example":                 "/", // encoded slash
+		"/%2f%2fevil.example":               "/",
+		"%2F%2Fevil.example":                "/",
+		"/%5C/evil.example":                 "/", // encoded backslash
+		"/%5Cevil.example":                  "/",
+		"/%09/evil.example":                 "/", // an encoded tab, kept encoded
+		"http://evil.example":               "/",
+		"https:evil.example":                "/",
+		"javascript:alert(1)":               "/",
+		"//user@evil.example":               "/",
+		"///evil.example":                   "/",
+		"/\u3000/evil.example":              "/",
+		"/events/%2e%2e":                    "/events/%2e%2e",
+		"/events#frag":                      "/events",
 	} {
-		if got := localPath(in); got != want {
+		got := localPath(in)
+		if got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
 		}
+		// Whatever it answers, a browser reads a path on this host.
+		if b := strings.NewReplacer("\t", "", "\r", "", "\n", "", "\\", "/").Replace(got); !strings.HasPrefix(b, "/") || strings.HasPrefix(b, "//") {
+			t.Errorf("localPath(%q) = %q: a browser reads it as %q", in, got, b)
+		}
+	}
+}
+
+// TestClient: X-Forwarded-For and X-Forwarded-Proto are believed only from
+// a trusted proxy; the client is then the right-most address that is not
+// a trusted proxy, whatever a client wrote to the left of it.
+func TestClient(t *testing.T) {
+	t.Parallel()
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	cases := []struct {
+		name, peer string
+		xff        []string
+		proto      string
+		tls        bool
+		proxies    []netip.Prefix
+		want       string
+		https      bool
+	}{
+		{name: "no proxies configured: the peer", peer: "10.0.0.1:5000", xff: []string{"203.0.113.7"}, proto: "https", want: "10.0.0.1"},
+		{name: "an untrusted peer's headers are ignored", peer: "198.51.100.1:5000", xff: []string{"203.0.113.7"}, proto: "https",
+			proxies: proxies, want: "198.51.100.1"},
+		{name: "an untrusted peer over TLS", peer: "198.51.100.1:5000", tls: true, proxies: proxies, want: "198.51.100.1", https: true},
+		{name: "a trusted proxy names the client", peer: "10.0.0.1:5000", xff: []string{"203.0.113.7"}, proto: "https",
+			proxies: proxies, want: "203.0.113.7", https: true},
+		{name: "a forged entry left of the client is ignored", peer: "10.0.0.1:5000", xff: []string{"192.0.2.66, 203.0.113.7"},
+			proxies: proxies, want: "203.0.113.7"},
+		{name: "proxies in a chain are skipped", peer: "10.0.0.1:5000", xff: []string{"192.0.2.66, 203.0.113.7, 10.2.3.4", "fd00::9"},
+			proxies: proxies, want: "203.0.113.7"},
+		{name: "IPv6 client", peer: "[fd00::1]:5000", xff: []string{"2001:db8::5"}, proto: "http", proxies: proxies, want: "2001:db8::5"},
+		{name: "only proxies: the left-most", peer: "10.0.0.1:5000", xff: []string{"10.9.9.9"}, proxies: proxies, want: "10.9.9.9"},
+		{name: "no X-Forwarded-For: the proxy", peer: "10.0.0.1:5000", proxies: proxies, want: "10.0.0.1"},
+		{name: "the last X-Forwarded-Proto counts", peer: "10.0.0.1:5000", proto: "http, https", proxies: proxies, want: "10.0.0.1", https: true},
+		{name: "X-Forwarded-Proto http", peer: "10.0.0.1:5000", proto: "https, http", proxies: proxies, want: "10.0.0.1"},
+		{name: "a client with its port", peer: "10.0.0.1:5000", xff: []string{"203.0.113.7:41000"}, proxies: proxies, want: "203.0.113.7"},
+		{name: "an IPv6 client with its port", peer: "10.0.0.1:5000", xff: []string{"[2001:db8::5]:41000"}, proxies: proxies, want: "2001:db8::5"},
+		{name: "an IPv4-mapped peer", peer: "[::ffff:10.0.0.1]:5000", xff: []string{"203.0.113.7"}, proxies: proxies, want: "203.0.113.7"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newAdminAuth("secret", "127.0.0.1:9090", nil, time.Now)
+			a.proxies = tc.proxies
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = tc.peer
+			for _, v := range tc.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if tc.proto != "" {
+				r.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			if tc.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			addr, https := a.client(r)
+			if addr != tc.want || https != tc.https {
+				t.Fatalf("client = %q, https %t; want %q, %t", addr, https, tc.want, tc.https)
+			}
+			wantName := sessionCookie
+			if tc.https {
+				wantName = secureCookie
+			}
+			if ck := a.sessionCookieFor(r, "v", time.Time{}, 1); ck.Name != wantName || ck.Secure != tc.https {
+				t.Fatalf("cookie %s Secure=%t, want %s Secure=%t", ck.Name, ck.Secure, wantName, tc.https)
+			}
+		})
+	}
+}
+
+// TestRotateKey: after "sign out everywhere" no session issued before is
+// valid; a new one is.
+func TestRotateKey(t *testing.T) {
+	t.Parallel()
+	a := newAdminAuth("secret", "127.0.0.1:9090", nil, time.Now)
+	old, _ := a.newSession()
+	if !a.sessionOK(old) {
+		t.Fatal("a fresh session is not valid")
+	}
+	if err := a.rotateKey(); err != nil {
+		t.Fatal(err)
+	}
+	if a.sessionOK(old) {
+		t.Fatal("a session from before the rotation is still valid")
+	}
+	if v, _ := a.newSession(); !a.sessionOK(v) {
+		t.Fatal("a session after the rotation is not valid")
 	}
 }

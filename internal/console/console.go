@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -33,6 +34,11 @@ type Config struct {
 	// Hosts are further Host names the listener answers to
 	// (PGINBOX_ADMIN_HOSTS), beside localhost, 127.0.0.1 and ::1.
 	Hosts []string
+	// TrustedProxies are the reverse proxies (PGINBOX_ADMIN_TRUSTED_PROXIES)
+	// whose X-Forwarded-For and X-Forwarded-Proto are believed: the failure
+	// limiter then counts the client they name, and the session cookie is
+	// Secure when they say https. Empty: forwarded headers are ignored.
+	TrustedProxies []netip.Prefix
 	// Providers are the configured provider names, for the filters and the
 	// overview.
 	Providers []string
@@ -76,6 +82,7 @@ func New(cfg Config) (*Console, error) {
 		c.now = time.Now
 	}
 	c.auth = newAdminAuth(cfg.Token, cfg.Addr, cfg.Hosts, c.now)
+	c.auth.proxies = cfg.TrustedProxies
 	if _, err := rand.Read(c.auth.key); err != nil {
 		return nil, fmt.Errorf("console: session key: %w", err)
 	}

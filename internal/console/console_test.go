@@ -97,3 +97,41 @@ func TestHandlerGuards(t *testing.T) {
 		})
 	}
 }
+
+// TestLogoutNeedsSameOrigin: POST /logout from another origin (or with no
+// Origin or Referer) is refused and clears nothing; from the console's
+// own origin it clears the cookie.
+func TestLogoutNeedsSameOrigin(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		hdr    map[string]string
+		want   int
+		clears bool
+	}{
+		{"another origin", map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden, false},
+		{"another referer", map[string]string{"Referer": "http://evil.example/x"}, http.StatusForbidden, false},
+		{"cross-site fetch", map[string]string{"Origin": "http://localhost:9090", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, false},
+		{"neither", map[string]string{}, http.StatusForbidden, false},
+		{"same origin", map[string]string{"Origin": "http://localhost:9090"}, http.StatusSeeOther, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newTestConsole(t, "t").Handler()
+			r := httptest.NewRequest("POST", "/logout", nil)
+			r.Host = "localhost:9090"
+			for k, v := range tc.hdr {
+				r.Header.Set(k, v)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Fatalf("POST /logout: %d, want %d", w.Code, tc.want)
+			}
+			if cleared := strings.Contains(w.Header().Get("Set-Cookie"), sessionCookie+"="); cleared != tc.clears {
+				t.Fatalf("Set-Cookie %q: cleared %t, want %t", w.Header().Get("Set-Cookie"), cleared, tc.clears)
+			}
+		})
+	}
+}

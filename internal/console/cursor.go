@@ -18,6 +18,14 @@ func encodeCursor(at time.Time, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
 }
 
+// The times a cursor may hold: years 1 to 9999, what an event's
+// received_at can be; a tampered one past them (v1.9223372036854775807.1)
+// would reach Postgres as a timestamp out of its range.
+var (
+	cursorMin = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	cursorMax = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
+
 // decodeCursor reads a cursor from encodeCursor; anything else is a bad
 // filter.
 func decodeCursor(c string) (*cursor, error) {
@@ -27,7 +35,7 @@ func decodeCursor(c string) (*cursor, error) {
 			us, ids, _ := strings.Cut(v, ".")
 			at, err1 := strconv.ParseInt(us, 10, 64)
 			id, err2 := strconv.ParseInt(ids, 10, 64)
-			if err1 == nil && err2 == nil && id > 0 {
+			if err1 == nil && err2 == nil && id > 0 && at >= cursorMin && at <= cursorMax {
 				return &cursor{At: time.UnixMicro(at), ID: id}, nil
 			}
 		}

@@ -102,6 +102,12 @@ func (c *Console) eventsHTML(w http.ResponseWriter, r *http.Request) {
 				p.Confirm = &struct{ N int }{len(ids)}
 			}
 		}
+		if errors.As(refusedValue(err), &fe) {
+			c.log.Debug("console: events page: a filter value refused", "error", err)
+			p.List, p.Confirm, p.Error = nil, nil, fe.Error()
+			w.WriteHeader(http.StatusBadRequest)
+			break
+		}
 		if err != nil {
 			c.log.Warn("console: events page", "error", err)
 			unavailable(w)
@@ -143,6 +149,12 @@ func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
 	var tm *tooManyError
 	if errors.As(err, &tm) {
 		http.Error(w, tm.Error(), http.StatusBadRequest)
+		return
+	}
+	var fe *filterError
+	if errors.As(refusedValue(err), &fe) {
+		c.log.Debug("console: bulk replay: a filter value refused", "error", err)
+		http.Error(w, fe.Error(), http.StatusBadRequest)
 		return
 	}
 	if err == nil {

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The event list's limits.
@@ -50,6 +53,18 @@ func (e *filterError) Error() string { return e.msg }
 
 // badFilter returns a filterError with a formatted message.
 func badFilter(format string, a ...any) error { return &filterError{fmt.Sprintf(format, a...)} }
+
+// refusedValue turns the database's refusal of a filter value (a data
+// exception, SQLSTATE class 22, or nesting too deep, 54001) into a
+// filterError, for whatever value the checks here let through; any other
+// error is returned as it is.
+func refusedValue(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || pe.Code == "54001") {
+		return badFilter("a filter value the database cannot read (SQLSTATE %s): check the payload, the times and the cursor", pe.Code)
+	}
+	return err
+}
 
 // parseFilter reads the filter from URL query parameters.
 func parseFilter(q url.Values) (eventsFilter, error) {
@@ -97,22 +112,36 @@ func (f *eventsFilter) validate() error {
 	if f.Status != "" && !slices.Contains(statuses, f.Status) {
 		return badFilter("status: %q is not one of %s", f.Status, strings.Join(statuses, ", "))
 	}
-	for name, v := range map[string]string{"provider": f.Provider, "event_type": f.EventType, "external_id": f.ExternalID, "source": f.Source} {
-		if len(v) > 255 {
-			return badFilter("%s: longer than 255 bytes", name)
+	for _, p := range []struct{ name, v string }{{"provider", f.Provider}, {"event_type", f.EventType}, {"external_id", f.ExternalID}, {"source", f.Source}} {
+		if len(p.v) > 255 {
+			return badFilter("%s: longer than 255 bytes", p.name)
+		}
+		// Postgres text holds neither NUL nor invalid UTF-8: refused there,
+		// they would answer 503.
+		if !utf8.ValidString(p.v) || strings.IndexByte(p.v, 0) >= 0 {
+			return badFilter("%s: not UTF-8 text without NUL characters", p.name)
 		}
 	}
 	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
 		return badFilter("since (%s) must be before until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
 	}
 	if len(f.Payload) > 0 {
-		var obj map[string]any
-		dec := json.NewDecoder(bytes.NewReader(f.Payload))
-		if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
-			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
-		}
 		if len(f.Payload) > 4096 {
 			return badFilter("payload: longer than 4096 bytes")
+		}
+		// json.Valid refuses what follows the object ({"a":1}}), which
+		// the decoder alone would leave unread.
+		if !json.Valid(f.Payload) {
+			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
+		}
+		if why := jsonbRefusal(f.Payload); why != "" {
+			return badFilter("payload: %s", why)
+		}
+		var obj map[string]any
+		dec := json.NewDecoder(bytes.NewReader(f.Payload))
+		dec.UseNumber() // numbers past float64 (1e400) are fine for jsonb
+		if dec.Decode(&obj) != nil || obj == nil {
+			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
 		}
 		end := time.Now()
 		if f.Until != nil {
@@ -123,6 +152,76 @@ func (f *eventsFilter) validate() error {
 		}
 	}
 	return nil
+}
+
+// jsonbRefusal says why Postgres's jsonb input would refuse raw, valid JSON
+// that Go accepts, or "" when it would not: invalid UTF-8, a \u0000 escape,
+// a lone UTF-16 surrogate escape ("\ud800"), a number past numeric's
+// range (1e-20000).
+func jsonbRefusal(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return "not UTF-8"
+	}
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] != '\\' {
+					continue
+				}
+				if i++; raw[i] != 'u' {
+					continue
+				}
+				r := hex4(raw[i+1 : i+5])
+				i += 4
+				switch {
+				case r == 0:
+					return `\u0000 (a NUL character) is not allowed`
+				case r >= 0xd800 && r < 0xdc00:
+					if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+						if lo := hex4(raw[i+3 : i+7]); lo >= 0xdc00 && lo < 0xe000 {
+							i += 6
+							continue
+						}
+					}
+					return fmt.Sprintf(`\u%04x is half of a UTF-16 surrogate pair without its other half`, r)
+				case r >= 0xdc00 && r < 0xe000:
+					return fmt.Sprintf(`\u%04x is half of a UTF-16 surrogate pair without its other half`, r)
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(raw) && strings.IndexByte("+-0123456789.eE", raw[j]) >= 0 {
+				j++
+			}
+			if !numericFits(string(raw[i:j])) {
+				return fmt.Sprintf("the number %.40s is past what Postgres's numeric holds", raw[i:j])
+			}
+			i = j - 1
+		}
+	}
+	return ""
+}
+
+// numericFits reports whether the JSON number num is within numeric's
+// range: at most 131072 digits before the decimal point and 16383 after it.
+func numericFits(num string) bool {
+	mant, exp := strings.TrimPrefix(num, "-"), 0
+	if k := strings.IndexAny(mant, "eE"); k >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(mant[k+1:], "+"))
+		if err != nil || e > 1<<20 || e < -1<<20 {
+			return false
+		}
+		mant, exp = mant[:k], e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	return len(frac)-exp <= 16383 && len(whole)+exp <= 131072
+}
+
+// hex4 reads the four hex digits of a \u escape (json.Valid checked them).
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 16)
+	return rune(n)
 }
 
 // window returns the received_at bounds, applying the payload search's

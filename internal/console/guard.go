@@ -20,7 +20,7 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ip := clientIP(r)
+		ip, _ := c.auth.client(r)
 		cred, cookie := c.auth.check(r)
 		// A valid session cookie is never refused: it is an HMAC under a
 		// per-process key, nothing anyone can guess, so an operator who is
@@ -37,7 +37,7 @@ func (c *Console) guard(next http.Handler) http.Handler {
 		}
 		switch cred {
 		case credWrong:
-			c.log.Warn("admin request refused: wrong token or session", "remote", r.RemoteAddr, "path", r.URL.Path)
+			c.log.Warn("admin request refused: wrong token or session", "remote", r.RemoteAddr, "client", ip, "path", r.URL.Path)
 			fallthrough
 		case credNone:
 			if api || action {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -149,6 +150,12 @@ func (c *Console) apiEvents(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	out, err := c.listEvents(ctx, lr)
+	var fe *filterError
+	if errors.As(refusedValue(err), &fe) {
+		c.log.Debug("console: list events: a filter value refused", "error", err)
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fe.Error()})
+		return
+	}
 	if err != nil {
 		c.log.Warn("console: list events", "error", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})

@@ -3,6 +3,7 @@ package console
 import (
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -47,7 +48,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no admin token is configured", http.StatusForbidden)
 		return
 	}
-	ip := clientIP(r)
+	ip, _ := c.auth.client(r)
 	wait, ticket := c.auth.limiter.admit(ip, c.now())
 	if wait > 0 {
 		tooMany(w, false, wait)
@@ -66,7 +67,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := localPath(r.PostForm.Get("next"))
 	if !c.auth.tokenOK(r.PostForm.Get("token")) {
-		c.log.Warn("admin login refused: wrong token", "remote", r.RemoteAddr)
+		c.log.Warn("admin login refused: wrong token", "remote", r.RemoteAddr, "client", ip)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = loginTmpl.Execute(w, loginData{Wrong: true, Next: next})
@@ -74,24 +75,70 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	c.auth.limiter.refund(ip, ticket)
 	v, exp := c.auth.newSession()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", Expires: exp, MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
-	c.log.Info("admin login", "remote", r.RemoteAddr)
+	http.SetCookie(w, c.auth.sessionCookieFor(r, v, exp, int(sessionTTL/time.Second)))
+	c.log.Info("admin login", "remote", r.RemoteAddr, "client", ip)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// logout is POST /logout: it drops the session cookie.
+// logout is POST /logout: it drops this browser's session cookie. Like
+// every other POST it must come from the console's own origin, so another
+// site cannot log an operator out.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	if !sameOrigin(r) {
+		ip, _ := c.auth.client(r)
+		c.log.Warn("admin logout refused: cross-site request", "remote", r.RemoteAddr, "client", ip, "origin", r.Header.Get("Origin"))
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
+		return
+	}
+	http.SetCookie(w, c.auth.sessionCookieFor(r, "", time.Time{}, -1))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// localPath keeps a redirect target on this site: a path, never "//host"
-// or a scheme.
+// logoutEverywhere is POST /logout/everywhere (behind the guard: the token
+// or a session, from the console's origin): it draws a new session key, so
+// every session cookie issued so far, in every browser, stops working
+// before its 12 hours are up; the token itself still works.
+func (c *Console) logoutEverywhere(w http.ResponseWriter, r *http.Request) {
+	if err := c.auth.rotateKey(); err != nil {
+		c.log.Error("admin sign out everywhere failed", "error", err)
+		http.Error(w, "could not revoke the sessions", http.StatusInternalServerError)
+		return
+	}
+	ip, _ := c.auth.client(r)
+	c.log.Info("admin sessions revoked: every session cookie is invalid", "remote", r.RemoteAddr, "client", ip)
+	http.SetCookie(w, c.auth.sessionCookieFor(r, "", time.Time{}, -1))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// localPath keeps a redirect target on this console: a path, whatever p
+// holds. Browsers drop tabs and newlines inside a URL and read a backslash
+// as a slash, so "/\t/evil.example" or "/\\evil.example" would become
+// "//evil.example", another host; http.Redirect does not clean a target
+// it cannot parse. So p must be printable ASCII without a backslash (what
+// RequestURI gives), parse as a bare path with no scheme, host or user,
+// and neither it nor its decoded path may start with "//" (nor hold a
+// decoded backslash); anything else is "/". The answer is rebuilt from
+// the parsed path and query.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	for i := 0; i < len(p); i++ {
+		if b := p[i]; b <= ' ' || b >= 0x7f || b == '\\' {
+			return "/"
+		}
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
 		return "/"
 	}
-	return p
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || strings.ContainsAny(u.Path, "\\\t\r\n") {
+		return "/"
+	}
+	out := u.EscapedPath()
+	if !strings.HasPrefix(out, "/") || strings.HasPrefix(out, "//") {
+		return "/"
+	}
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	return out
 }

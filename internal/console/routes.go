@@ -12,6 +12,7 @@ func (c *Console) routes() http.Handler {
 	guarded := http.NewServeMux()
 	guarded.HandleFunc("GET /api/status", c.apiStatus)
 	guarded.HandleFunc("GET /{$}", c.dashboard)
+	guarded.HandleFunc("POST /logout/everywhere", c.logoutEverywhere)
 	c.consoleRoutes(guarded)
 
 	mux := http.NewServeMux()

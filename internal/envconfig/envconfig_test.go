@@ -91,6 +91,7 @@ func TestReadErrors(t *testing.T) {
 		{map[string]string{"PGINBOX_ADMIN_ADDR": "8081"}, "PGINBOX_ADMIN_ADDR"},
 		{map[string]string{"PGINBOX_ADMIN_HOSTS": "ok.example,http://evil/"}, "PGINBOX_ADMIN_HOSTS"},
 		{map[string]string{"PGINBOX_ADMIN_TOKEN": "short"}, "PGINBOX_ADMIN_TOKEN"},
+		{map[string]string{"PGINBOX_ADMIN_TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "PGINBOX_ADMIN_TRUSTED_PROXIES"},
 		{map[string]string{"PGINBOX_PROVIDERS": "sume"}, "PGINBOX_PROVIDERS"},
 		{map[string]string{"PGINBOX_PROVIDERS": "Sume=sume"}, "PGINBOX_PROVIDERS"},
 		{map[string]string{"PGINBOX_PROVIDERS": "a=sume,a=stripe"}, "PGINBOX_PROVIDERS"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -202,4 +203,31 @@ func ParseDuration(s string) (time.Duration, error) {
 		return time.Duration(days)*24*time.Hour + rest, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// cidrList is a comma list of CIDRs (10.0.0.0/8, fd00::/8), each masked to
+// its network; a bare address is its own /32 or /128; empty items are
+// skipped.
+func cidrList() kind {
+	return kind{parse: func(s string) (any, error) {
+		var out []netip.Prefix
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(item)
+			if err != nil {
+				a, aerr := netip.ParseAddr(item)
+				if aerr != nil {
+					return nil, fmt.Errorf("%q is not a CIDR like 10.0.0.0/8 or fd00::/8", item)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
+			out = append(out, p.Masked())
+		}
+		return out, nil
+	}}
 }

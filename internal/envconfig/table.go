@@ -18,6 +18,8 @@ var Table = []Setting{
 		Doc: "the operators' listener, host:port (console, /api/*, /metrics); off disables it", kind: hostPort(true)},
 	{Env: "PGINBOX_ADMIN_HOSTS", Field: "AdminHosts",
 		Doc: "comma list of extra Host names the admin listener answers (a reverse proxy's or tunnel's)", kind: hostNames()},
+	{Env: "PGINBOX_ADMIN_TRUSTED_PROXIES", Field: "AdminTrustedProxies",
+		Doc: "comma list of CIDRs of reverse proxies whose X-Forwarded-For/-Proto the admin listener believes; unset: none", kind: cidrList()},
 	{Env: "PGINBOX_ADMIN_TOKEN", Field: "AdminToken",
 		Doc: "the token the admin routes require, at least 16 characters; unset: reads open, actions refused", kind: token(16)},
 	{Field: "ReadHeaderTimeout", Default: "10s",
