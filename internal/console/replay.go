@@ -160,19 +160,19 @@ func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
 	redirectFlash(w, r, back, "failed", 0)
 }
 
-// replay puts ids back to pending (webhooks.replay(bigint[], text)), logs who
-// asked and wakes the workers.
+// replay puts ids back to pending (webhooks.replay(bigint[], text, text)),
+// records and logs who asked (operator) and wakes the workers.
 func (c *Console) replay(ctx context.Context, ids []int64, reason string, r *http.Request) (int, error) {
 	if ids == nil {
 		ids = []int64{}
 	}
 	var n int
-	err := c.pool.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text)`, ids, strings.TrimSpace(reason)).Scan(&n)
+	err := c.pool.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text, $3::text)`, ids, strings.TrimSpace(reason), operator(r)).Scan(&n)
 	if err != nil {
 		c.log.Warn("replay failed", "error", err, "events", len(ids))
 		return 0, err
 	}
-	c.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "remote", r.RemoteAddr)
+	c.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "operator", operator(r))
 	if n > 0 {
 		c.wake("replay")
 	}
