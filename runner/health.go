@@ -51,8 +51,9 @@ type readiness struct {
 
 // readyCall is one check in flight; done closes when err is set.
 type readyCall struct {
-	done chan struct{}
-	err  error
+	done   chan struct{}
+	err    error
+	logged sync.Once
 }
 
 // check joins the check in flight, or starts one with fn (under its own
@@ -72,10 +73,6 @@ func (p *readiness) check(ctx context.Context, fn func(context.Context) error, l
 			p.mu.Lock()
 			c.err = err
 			p.inflight = nil
-			if err != nil && (err.Error() != p.lastReason || time.Since(p.lastLog) > 10*time.Second) {
-				p.lastReason, p.lastLog = err.Error(), time.Now()
-				log.Warn("not ready", "error", err)
-			}
 			p.mu.Unlock()
 			close(c.done)
 		}()
@@ -83,10 +80,22 @@ func (p *readiness) check(ctx context.Context, fn func(context.Context) error, l
 	p.mu.Unlock()
 	select {
 	case <-c.done:
-		return c.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// Logged by a caller, not the check's goroutine: nothing is logged
+	// once the server has stopped answering.
+	if c.err != nil {
+		c.logged.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if reason := c.err.Error(); reason != p.lastReason || time.Since(p.lastLog) > 10*time.Second {
+				p.lastReason, p.lastLog = reason, time.Now()
+				log.Warn("not ready", "error", c.err)
+			}
+		})
+	}
+	return c.err
 }
 
 // schemaError says the database is reachable but not (fully) migrated.
