@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,15 +21,81 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 200 when the database is reachable, takes writes (not a
 // standby, not read-only) and is migrated to at least the migrations this
-// binary embeds, 503 otherwise.
+// binary embeds, 503 otherwise. Its body is a fixed word on both listeners:
+// the reason (a pgx error names the user, database, host and port) goes to
+// the log. Every caller shares one check in flight (readiness), so a flood
+// of probes holds at most one of the workers' connections.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+	if err := s.readiness.check(r.Context(), func(ctx context.Context) error {
+		return checkSchema(ctx, s.work, s.schemaVersion)
+	}, s.log); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// readyTimeout bounds one readiness check.
+const readyTimeout = 2 * time.Second
+
+// readiness runs one readiness check at a time and hands its answer to
+// every caller that asked while it ran: a flood of /readyz costs one
+// connection and one check in flight, however many callers there are.
+type readiness struct {
+	mu       sync.Mutex
+	inflight *readyCall
+	// lastLog and lastReason rate-limit the log of a failing check.
+	lastLog    time.Time
+	lastReason string
+}
+
+// readyCall is one check in flight; done closes when err is set.
+type readyCall struct {
+	done   chan struct{}
+	err    error
+	logged sync.Once
+}
+
+// check joins the check in flight, or starts one with fn (under its own
+// timeout, not the caller's: the answer is shared), and returns its error
+// or ctx's. A failure is logged when its reason changes, else at most once
+// every 10 s.
+func (p *readiness) check(ctx context.Context, fn func(context.Context) error, log *slog.Logger) error {
+	p.mu.Lock()
+	c := p.inflight
+	if c == nil {
+		c = &readyCall{done: make(chan struct{})}
+		p.inflight = c
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+			err := fn(cctx)
+			cancel()
+			p.mu.Lock()
+			c.err = err
+			p.inflight = nil
+			p.mu.Unlock()
+			close(c.done)
+		}()
+	}
+	p.mu.Unlock()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Logged by a caller, not the check's goroutine: nothing is logged
+	// once the server has stopped answering.
+	if c.err != nil {
+		c.logged.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if reason := c.err.Error(); reason != p.lastReason || time.Since(p.lastLog) > 10*time.Second {
+				p.lastReason, p.lastLog = reason, time.Now()
+				log.Warn("not ready", "error", c.err)
+			}
+		})
+	}
+	return c.err
 }
 
 // schemaError says the database is reachable but not (fully) migrated.

@@ -58,6 +58,8 @@ type Server struct {
 	// schemaVersion is the newest migration this binary embeds: /readyz
 	// wants the database at least there.
 	schemaVersion int64
+	// readiness shares one /readyz check among all its callers.
+	readiness readiness
 
 	listenerMu sync.Mutex
 	addr       net.Addr

@@ -1695,13 +1695,14 @@ $$;
 
 COMMENT ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) IS 'Returns the rows of event_ids that are still processing, locked by worker, at the matching attempts (parallel arrays), in the order given; events whose lease was lost are left out. Raises on NULL arguments or arrays of different lengths.';
 
-CREATE FUNCTION webhooks.pause(provider text, reason text) RETURNS boolean
+CREATE FUNCTION webhooks.pause(provider text, reason text, actor text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 DECLARE
     v_new boolean;
+    v_by  text := coalesce(nullif(btrim(pause.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('provider', pause.provider, 64);
     IF pause.reason IS NULL OR btrim(pause.reason, E' \t\r\n') = '' THEN
@@ -1710,18 +1711,19 @@ BEGIN
                   HINT = 'Say why the provider is paused; it is shown on the console.';
     END IF;
     PERFORM webhooks._require_text('reason', pause.reason, 1000);
-    INSERT INTO webhooks.paused_providers AS p (provider, reason)
-    VALUES (pause.provider, pause.reason)
+    PERFORM webhooks._require_text('actor', v_by, 200);
+    INSERT INTO webhooks.paused_providers AS p (provider, reason, paused_by)
+    VALUES (pause.provider, pause.reason, v_by)
     ON CONFLICT ON CONSTRAINT paused_providers_pkey
-        DO UPDATE SET reason = EXCLUDED.reason
+        DO UPDATE SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by
     RETURNING (xmax = 0) INTO v_new;
-    INSERT INTO webhooks.provider_pauses (provider, action, reason)
-    VALUES (pause.provider, 'pause', pause.reason);
+    INSERT INTO webhooks.provider_pauses (provider, action, reason, by_role)
+    VALUES (pause.provider, 'pause', pause.reason, v_by);
     RETURN v_new;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.pause(provider text, reason text) IS 'Pauses processing of a provider: claim() leaves its events pending until resume(provider); ingest goes on. Audited in webhooks.provider_pauses. Returns true if it was not paused already. Raises 22023 on a blank reason.';
+COMMENT ON FUNCTION webhooks.pause(provider text, reason text, actor text) IS 'Pauses processing of a provider: claim() leaves its events pending until resume(provider); ingest goes on. Audited in webhooks.provider_pauses (by: actor when given, else the session role). Returns true if it was not paused already. Raises 22023 on a blank reason.';
 
 CREATE FUNCTION webhooks.postpone_expectation(provider text, external_id text, base_delay interval DEFAULT '00:01:00'::interval, max_delay interval DEFAULT '01:00:00'::interval) RETURNS timestamp with time zone
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2233,7 +2235,7 @@ $$;
 
 COMMENT ON FUNCTION webhooks.release(event_id bigint, worker text, attempt integer) IS 'Hands a claimed event back to pending (run now) without running it, fenced on (event_id, worker, attempt); the attempt still counts. Returns false when the lease was already lost.';
 
-CREATE FUNCTION webhooks.replay(event_ids bigint[], reason text) RETURNS integer
+CREATE FUNCTION webhooks.replay(event_ids bigint[], reason text, actor text DEFAULT NULL::text) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '3s'
@@ -2243,6 +2245,7 @@ DECLARE
     c_max_ids CONSTANT integer := 10000;
     v_count   integer;
     v_ids     bigint[];
+    v_by      text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     IF replay.reason IS NULL OR btrim(replay.reason, E' \t\r\n') = '' THEN
         RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN replay.reason IS NULL THEN 'null' ELSE 'blank' END
@@ -2250,6 +2253,7 @@ BEGIN
                   HINT = 'Say why the events run again; it is recorded in webhooks.replays.';
     END IF;
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
+    PERFORM webhooks._require_text('actor', v_by, 200);
     IF replay.event_ids IS NULL THEN
         RAISE EXCEPTION 'pginbox: event_ids must not be null'
             USING ERRCODE = 'null_value_not_allowed';
@@ -2293,8 +2297,8 @@ BEGIN
         FROM webhooks.events AS e
         WHERE e.id = ANY (v_ids)
     ), audited AS (
-        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-        SELECT p.id, replay.reason, p.status, p.attempts
+        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
+        SELECT p.id, replay.reason, p.status, p.attempts, v_by
         FROM picked AS p
         ORDER BY p.id
     ), replayed AS (
@@ -2314,9 +2318,9 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
+COMMENT ON FUNCTION webhooks.replay(event_ids bigint[], reason text, actor text) IS 'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text, text) (replayed_by: actor when given, else the session role); returns how many. Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock between concurrent bulk replays). Owner only, like replay(bigint, text, text). Call it with a bigint[] argument (an untyped $1 is ambiguous between the two overloads).';
 
-CREATE FUNCTION webhooks.replay(event_id bigint, reason text) RETURNS void
+CREATE FUNCTION webhooks.replay(event_id bigint, reason text, actor text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET lock_timeout TO '3s'
@@ -2324,8 +2328,10 @@ CREATE FUNCTION webhooks.replay(event_id bigint, reason text) RETURNS void
 #variable_conflict use_column
 DECLARE
     v_event webhooks.events%ROWTYPE;
+    v_by    text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
+    PERFORM webhooks._require_text('actor', v_by, 200);
 
     -- The table locks first, outside the handler below, so that only a row
     -- lock held too long reads as "being processed".
@@ -2353,8 +2359,8 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
 
-    INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-    VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts);
+    INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
+    VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts, v_by);
 
     UPDATE webhooks.events AS e
     SET status       = 'pending',
@@ -2367,7 +2373,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.replay(event_id bigint, reason text) IS 'Puts an event back to pending (attempts reset, run now) on purpose and records who and why in webhooks.replays; the only way a processed or dead event runs again. Raises for an unknown id, an event being processed (claimed, or held by a running batch''s row lock for over 3 s: SQLSTATE 55006), a pruned payload or a blank reason.';
+COMMENT ON FUNCTION webhooks.replay(event_id bigint, reason text, actor text) IS 'Puts an event back to pending (attempts reset, run now) on purpose and records who and why in webhooks.replays (replayed_by: actor when given, else the session role); the only way a processed or dead event runs again. Raises for an unknown id, an event being processed (claimed, or held by a running batch''s row lock for over 3 s: SQLSTATE 55006), a pruned payload or a blank reason.';
 
 CREATE FUNCTION webhooks.rescue_leases(max_rows integer DEFAULT 1000) RETURNS TABLE(rescued integer, dead integer)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2413,24 +2419,27 @@ $$;
 
 COMMENT ON FUNCTION webhooks.rescue_leases(max_rows integer) IS 'Moves up to max_rows events whose lease expired back to pending (or to dead at max_attempts), recording why in last_error and webhooks.event_errors; returns how many were rescued and how many died. The old worker''s complete() then returns false.';
 
-CREATE FUNCTION webhooks.resume(provider text) RETURNS boolean
+CREATE FUNCTION webhooks.resume(provider text, actor text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_variable
+DECLARE
+    v_by text := coalesce(nullif(btrim(resume.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('provider', resume.provider, 64);
+    PERFORM webhooks._require_text('actor', v_by, 200);
     DELETE FROM webhooks.paused_providers AS p WHERE p.provider = resume.provider;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    INSERT INTO webhooks.provider_pauses (provider, action) VALUES (resume.provider, 'resume');
+    INSERT INTO webhooks.provider_pauses (provider, action, by_role) VALUES (resume.provider, 'resume', v_by);
     PERFORM pg_catalog.pg_notify('webhooks_events', 'resume');
     RETURN true;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.resume(provider text) IS 'Resumes processing of a paused provider (claim() hands its events out again) and wakes the workers; audited in webhooks.provider_pauses. Returns false if the provider was not paused.';
+COMMENT ON FUNCTION webhooks.resume(provider text, actor text) IS 'Resumes processing of a paused provider (claim() hands its events out again) and wakes the workers; audited in webhooks.provider_pauses (by: actor when given, else the session role). Returns false if the provider was not paused.';
 
 CREATE FUNCTION webhooks.run_checks() RETURNS TABLE(name text, family text, value numeric, min_ok numeric, max_ok numeric, ok boolean)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3307,7 +3316,7 @@ REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, 
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.pause(provider text, reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.pause(provider text, reason text, actor text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.postpone_expectation(provider text, external_id text, base_delay interval, max_delay interval) FROM PUBLIC;
 
@@ -3325,13 +3334,13 @@ REVOKE ALL ON FUNCTION webhooks.refresh_views() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.release(event_id bigint, worker text, attempt integer) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.replay(event_ids bigint[], reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.replay(event_ids bigint[], reason text, actor text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.replay(event_id bigint, reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.replay(event_id bigint, reason text, actor text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.rescue_leases(max_rows integer) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.resume(provider text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.resume(provider text, actor text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 

@@ -124,50 +124,6 @@ func (c *Console) providerNames() []string {
 	return slices.Clone(c.cfg.Providers)
 }
 
-// bulkReplayForm is POST /events/replay: the filter as form fields, a
-// reason, and expect (the count the person confirmed).
-func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
-		return
-	}
-	f, err := parseFilter(r.PostForm)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	reason := strings.TrimSpace(r.PostForm.Get("reason"))
-	if reason == "" {
-		http.Error(w, "a reason is required", http.StatusBadRequest)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	back := "/events?" + filterQuery(r.PostForm).Encode()
-	ids, err := c.matchingIDs(ctx, &f)
-	var tm *tooManyError
-	if errors.As(err, &tm) {
-		http.Error(w, tm.Error(), http.StatusBadRequest)
-		return
-	}
-	var fe *filterError
-	if errors.As(refusedValue(err), &fe) {
-		c.log.Debug("console: bulk replay: a filter value refused", "error", err)
-		http.Error(w, fe.Error(), http.StatusBadRequest)
-		return
-	}
-	if err == nil {
-		var n int
-		if n, err = c.replay(ctx, ids, reason, r); err == nil {
-			redirectFlash(w, r, back, "bulk-replayed", n)
-			return
-		}
-	}
-	c.log.Warn("console: bulk replay", "error", err)
-	redirectFlash(w, r, back, "failed", 0)
-}
-
 // eventPage is the data of GET /events/{id}.
 type eventPage struct {
 	pageData

@@ -11,14 +11,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// pauseProvider runs webhooks.pause (or resume when reason is nil).
+// pauseProvider runs webhooks.pause (or resume when reason is nil),
+// recording the operator (see operator) in the audit.
 func (c *Console) pauseProvider(ctx context.Context, provider string, reason *string, r *http.Request) (bool, error) {
 	var changed bool
 	var err error
 	if reason != nil {
-		err = c.pool.QueryRow(ctx, `SELECT webhooks.pause($1, $2)`, provider, strings.TrimSpace(*reason)).Scan(&changed)
+		err = c.pool.QueryRow(ctx, `SELECT webhooks.pause($1, $2, $3)`, provider, strings.TrimSpace(*reason), c.operator(r)).Scan(&changed)
 	} else {
-		err = c.pool.QueryRow(ctx, `SELECT webhooks.resume($1)`, provider).Scan(&changed)
+		err = c.pool.QueryRow(ctx, `SELECT webhooks.resume($1, $2)`, provider, c.operator(r)).Scan(&changed)
 	}
 	if err != nil {
 		return false, err

@@ -22,6 +22,9 @@ type replayRequest struct {
 	IDs    []int64       `json:"ids"`
 	Filter *eventsFilter `json:"filter"`
 	Reason string        `json:"reason"`
+	// Expect, when set, is the count the operator was shown: the replay
+	// happens only if the filter still matches exactly that many events.
+	Expect *int `json:"expect"`
 }
 
 // apiReplay runs webhooks.replay(bigint[], text) for the listed ids or for
@@ -51,6 +54,10 @@ func (c *Console) apiReplay(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
+		if filterEmpty(req.Filter) {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": errEmptyFilter})
+			return
+		}
 		var err error
 		if ids, err = c.matchingIDs(ctx, req.Filter); err != nil {
 			var tm *tooManyError
@@ -62,6 +69,10 @@ func (c *Console) apiReplay(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "database unavailable"})
 			return
 		}
+	}
+	if req.Expect != nil && *req.Expect != len(ids) {
+		writeJSON(w, http.StatusConflict, map[string]any{"error": expectMismatch(len(ids), *req.Expect), "matching": len(ids), "expect": *req.Expect})
+		return
 	}
 	if len(ids) > maxReplay {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "too many ids: " + strconv.Itoa(len(ids)) + ", the limit is " + strconv.Itoa(maxReplay), "max": maxReplay})
@@ -80,19 +91,94 @@ func (c *Console) apiReplay(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int{"replayed": n})
 }
 
-// replay puts ids back to pending (webhooks.replay(bigint[], text)), logs who
-// asked and wakes the workers.
+// errEmptyFilter refuses a bulk replay whose filter sets no field.
+const errEmptyFilter = "the filter sets no field: replaying every event is refused; filter on a status, provider, type, time range or payload"
+
+// filterEmpty says whether f sets no field (a payload of {} matches every
+// event, so it counts as unset).
+func filterEmpty(f *eventsFilter) bool {
+	p := strings.TrimSpace(string(f.Payload))
+	return f.Provider == "" && f.Status == "" && f.EventType == "" && f.ExternalID == "" && f.Source == "" &&
+		f.Since == nil && f.Until == nil && (p == "" || p == "null" || strings.ReplaceAll(p, " ", "") == "{}")
+}
+
+// expectMismatch says why a confirmed bulk replay was refused.
+func expectMismatch(matching, expect int) string {
+	return fmt.Sprintf("the filter now matches %d events, not the %d confirmed: nothing was replayed; count again", matching, expect)
+}
+
+// bulkReplayForm is POST /events/replay: the filter as form fields, a
+// reason, and expect (the count the person confirmed). The replay happens
+// only when the filter still matches exactly expect events (else 409 and
+// nothing is replayed); a filter that sets no field is refused (400).
+func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	f, err := parseFilter(r.PostForm)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if filterEmpty(&f) {
+		http.Error(w, errEmptyFilter, http.StatusBadRequest)
+		return
+	}
+	expect, err := strconv.Atoi(r.PostForm.Get("expect"))
+	if err != nil || expect < 0 {
+		http.Error(w, "expect (the count you confirmed) is required: count the events first", http.StatusBadRequest)
+		return
+	}
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	if reason == "" {
+		http.Error(w, "a reason is required", http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	back := "/events?" + filterQuery(r.PostForm).Encode()
+	ids, err := c.matchingIDs(ctx, &f)
+	var tm *tooManyError
+	if errors.As(err, &tm) {
+		http.Error(w, tm.Error(), http.StatusBadRequest)
+		return
+	}
+	var fe *filterError
+	if errors.As(refusedValue(err), &fe) {
+		c.log.Debug("console: bulk replay: a filter value refused", "error", err)
+		http.Error(w, fe.Error(), http.StatusBadRequest)
+		return
+	}
+	if err == nil && len(ids) != expect {
+		http.Error(w, expectMismatch(len(ids), expect), http.StatusConflict)
+		return
+	}
+	if err == nil {
+		var n int
+		if n, err = c.replay(ctx, ids, reason, r); err == nil {
+			redirectFlash(w, r, back, "bulk-replayed", n)
+			return
+		}
+	}
+	c.log.Warn("console: bulk replay", "error", err)
+	redirectFlash(w, r, back, "failed", 0)
+}
+
+// replay puts ids back to pending (webhooks.replay(bigint[], text, text)),
+// records and logs who asked (operator) and wakes the workers.
 func (c *Console) replay(ctx context.Context, ids []int64, reason string, r *http.Request) (int, error) {
 	if ids == nil {
 		ids = []int64{}
 	}
 	var n int
-	err := c.pool.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text)`, ids, strings.TrimSpace(reason)).Scan(&n)
+	err := c.pool.QueryRow(ctx, `SELECT webhooks.replay($1::bigint[], $2::text, $3::text)`, ids, strings.TrimSpace(reason), c.operator(r)).Scan(&n)
 	if err != nil {
 		c.log.Warn("replay failed", "error", err, "events", len(ids))
 		return 0, err
 	}
-	c.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "remote", r.RemoteAddr)
+	c.log.Info("events replayed from the console", "asked", len(ids), "replayed", n, "reason", reason, "operator", c.operator(r))
 	if n > 0 {
 		c.wake("replay")
 	}

@@ -6,8 +6,8 @@ package metrics
 
 import (
 	"context"
-	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -129,7 +129,8 @@ func New(pool *pgxpool.Pool) *Set {
 		m.BackfillLogSkipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
-		r.MustRegister(&queueCollector{pool: pool}, &checkCollector{pool: pool})
+		rd := &dbReader{pool: pool}
+		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd})
 	}
 	return m
 }
@@ -148,8 +149,19 @@ type Queue struct {
 // ReadQueue counts pending, processing and dead events (each through its
 // partial index) and the age of the oldest claimable one.
 func ReadQueue(ctx context.Context, pool *pgxpool.Pool) (Queue, error) {
+	return readQueue(ctx, pool)
+}
+
+// querier is a pool or one of its connections.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// readQueue is ReadQueue on a pool or one connection.
+func readQueue(ctx context.Context, db querier) (Queue, error) {
 	var q Queue
-	err := pool.QueryRow(ctx, `
+	err := db.QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
 		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
 		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
@@ -158,9 +170,8 @@ func ReadQueue(ctx context.Context, pool *pgxpool.Pool) (Queue, error) {
 	return q, err
 }
 
-// queueCollector reads the queue depth at scrape time through the partial
-// indexes (pending and processing rows only).
-type queueCollector struct{ pool *pgxpool.Pool }
+// queueCollector exports the queue depth read by the shared dbReader.
+type queueCollector struct{ rd *dbReader }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
@@ -168,13 +179,12 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	q, err := ReadQueue(ctx, c.pool)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(queueDepthDesc, err)
+	r := c.rd.read()
+	if r.queueErr != nil {
+		ch <- prometheus.NewInvalidMetric(queueDepthDesc, r.queueErr)
 		return
 	}
+	q := r.queue
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Pending), "pending")
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Processing), "processing")
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(q.Dead), "dead")
@@ -184,9 +194,9 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data), 0 on a breach.", []string{"name", "family"}, nil)
 var checkValueDesc = prometheus.NewDesc("pginbox_check_value", "The anomaly check's latest value.", []string{"name", "family"}, nil)
 
-// checkCollector exports the latest result of every enabled check at
-// scrape time (webhooks.check_status).
-type checkCollector struct{ pool *pgxpool.Pool }
+// checkCollector exports the latest result of every enabled check, read
+// by the shared dbReader (nothing while the database is unreachable).
+type checkCollector struct{ rd *dbReader }
 
 func (c *checkCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- checkOKDesc
@@ -194,28 +204,18 @@ func (c *checkCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rows, err := c.pool.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
-	if err != nil {
+	r := c.rd.read()
+	if r.checksErr != nil {
 		return // the database is unreachable: nothing to export this scrape
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, family string
-		var ok *bool
-		var value *float64
-		if err := rows.Scan(&name, &family, &ok, &value); err != nil {
-			ch <- prometheus.NewInvalidMetric(checkOKDesc, err)
-			return
-		}
+	for _, ck := range r.checks {
 		v := 0.0
-		if ok != nil && *ok {
+		if ck.ok != nil && *ck.ok {
 			v = 1
 		}
-		ch <- prometheus.MustNewConstMetric(checkOKDesc, prometheus.GaugeValue, v, name, family)
-		if value != nil {
-			ch <- prometheus.MustNewConstMetric(checkValueDesc, prometheus.GaugeValue, *value, name, family)
+		ch <- prometheus.MustNewConstMetric(checkOKDesc, prometheus.GaugeValue, v, ck.name, ck.family)
+		if ck.value != nil {
+			ch <- prometheus.MustNewConstMetric(checkValueDesc, prometheus.GaugeValue, *ck.value, ck.name, ck.family)
 		}
 	}
 }

@@ -11,7 +11,10 @@
 -- The 3 s applies to every lock the call takes (it replaces the caller's
 -- lock_timeout while it runs): a table lock held longer, behind a migration,
 -- raises lock_not_available (55P03) as it is.
-CREATE OR REPLACE FUNCTION webhooks.replay(event_id bigint, reason text)
+-- actor, when given, names who asked (the console passes the operator: its
+-- token's label or the client's address) and is recorded as replayed_by;
+-- without it replayed_by is the session's role, as before.
+CREATE OR REPLACE FUNCTION webhooks.replay(event_id bigint, reason text, actor text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE
@@ -22,8 +25,10 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_event webhooks.events%ROWTYPE;
+    v_by    text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
+    PERFORM webhooks._require_text('actor', v_by, 200);
 
     -- The table locks first, outside the handler below, so that only a row
     -- lock held too long reads as "being processed".
@@ -51,8 +56,8 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
 
-    INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-    VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts);
+    INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
+    VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts, v_by);
 
     UPDATE webhooks.events AS e
     SET status       = 'pending',
@@ -66,9 +71,9 @@ END;
 $$;
 -- +goose StatementEnd
 
-COMMENT ON FUNCTION webhooks.replay(bigint, text) IS
+COMMENT ON FUNCTION webhooks.replay(bigint, text, text) IS
   'Puts an event back to pending (attempts reset, run now) on purpose and records who and why in '
-  'webhooks.replays; the only way a processed or dead event runs again. Raises for an unknown id, an event '
+  'webhooks.replays (replayed_by: actor when given, else the session role); the only way a processed or dead event runs again. Raises for an unknown id, an event '
   'being processed (claimed, or held by a running batch''s row lock for over 3 s: SQLSTATE 55006), a pruned '
   'payload or a blank reason.';
-REVOKE EXECUTE ON FUNCTION webhooks.replay(bigint, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION webhooks.replay(bigint, text, text) FROM PUBLIC;

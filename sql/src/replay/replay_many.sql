@@ -26,7 +26,10 @@
 -- as being processed, instead of the console waiting for the batch. The
 -- table locks are taken first, outside that retry: one held for over 3 s
 -- (behind a migration) raises lock_not_available (55P03) as it is.
-CREATE OR REPLACE FUNCTION webhooks.replay(event_ids bigint[], reason text)
+-- actor, when given, names who asked (the console passes the operator: its
+-- token's label or the client's address) and is recorded as replayed_by;
+-- without it replayed_by is the session's role, as before.
+CREATE OR REPLACE FUNCTION webhooks.replay(event_ids bigint[], reason text, actor text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
 VOLATILE
@@ -39,6 +42,7 @@ DECLARE
     c_max_ids CONSTANT integer := 10000;
     v_count   integer;
     v_ids     bigint[];
+    v_by      text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     IF replay.reason IS NULL OR btrim(replay.reason, E' \t\r\n') = '' THEN
         RAISE EXCEPTION 'pginbox: reason must not be %', CASE WHEN replay.reason IS NULL THEN 'null' ELSE 'blank' END
@@ -46,6 +50,7 @@ BEGIN
                   HINT = 'Say why the events run again; it is recorded in webhooks.replays.';
     END IF;
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
+    PERFORM webhooks._require_text('actor', v_by, 200);
     IF replay.event_ids IS NULL THEN
         RAISE EXCEPTION 'pginbox: event_ids must not be null'
             USING ERRCODE = 'null_value_not_allowed';
@@ -89,8 +94,8 @@ BEGIN
         FROM webhooks.events AS e
         WHERE e.id = ANY (v_ids)
     ), audited AS (
-        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts)
-        SELECT p.id, replay.reason, p.status, p.attempts
+        INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
+        SELECT p.id, replay.reason, p.status, p.attempts, v_by
         FROM picked AS p
         ORDER BY p.id
     ), replayed AS (
@@ -111,13 +116,13 @@ END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.replay(bigint[], text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.replay(bigint[], text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks.replay(bigint[], text) IS
+COMMENT ON FUNCTION webhooks.replay(bigint[], text, text) IS
   'Bulk replay in one transaction: puts every listed event back to pending (attempts 0, runnable now, '
-  'processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text); returns how many. '
+  'processed_at and last_error cleared), audited in webhooks.replays like replay(bigint, text, text) (replayed_by: actor when given, else the session role); returns how many. '
   'Skips unknown ids, events being processed right now (claimed, or held by a running batch''s row lock: once '
   'a row has waited 3 s, every row locked at that moment is skipped) and events whose payload was pruned; duplicates count '
   'once. Raises 22023 on a NULL/blank reason, 54000 on more than 10000 ids. Locks rows in id order (no deadlock '
-  'between concurrent bulk replays). Owner only, like replay(bigint, text). Call it with a bigint[] argument '
+  'between concurrent bulk replays). Owner only, like replay(bigint, text, text). Call it with a bigint[] argument '
   '(an untyped $1 is ambiguous between the two overloads).';
