@@ -332,3 +332,35 @@ func TestAdminBadFilterValuesAre400(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsPageOffersBulkReplayOnlyForAFilter: with no filter set the
+// events page offers no bulk replay (the POST would be refused: replaying
+// every event is never one click) and says why; with a filter it offers
+// the count-first button. The header offers signing out everywhere.
+func TestEventsPageOffersBulkReplayOnlyForAFilter(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	srv := startServer(t, conf.URL(), runner.Config{AdminToken: testAdminToken}, sumeOnly)
+	for _, tc := range []struct {
+		query            string
+		offer, needsSome bool
+	}{
+		{"", false, true},
+		{"?status=dead", true, false},
+		{"?status=&provider=", false, true},
+	} {
+		code, _, body := adminDo(t, nil, "GET", srv.Admin+"/events"+tc.query, testAdminToken, "", nil)
+		if code != 200 {
+			t.Fatalf("GET /events%s: %d", tc.query, code)
+		}
+		if got := strings.Contains(body, `id="bulk-count-button"`); got != tc.offer {
+			t.Errorf("GET /events%s offers the bulk replay: %v, want %v", tc.query, got, tc.offer)
+		}
+		if got := strings.Contains(body, `id="bulk-needs-filter"`); got != tc.needsSome {
+			t.Errorf("GET /events%s asks for a filter: %v, want %v", tc.query, got, tc.needsSome)
+		}
+		if !strings.Contains(body, `action="/logout/everywhere"`) {
+			t.Errorf("GET /events%s: the header offers no sign-out everywhere", tc.query)
+		}
+	}
+}

@@ -29,9 +29,12 @@ type eventsPage struct {
 	Error       string
 	Hidden      []hiddenField
 	Confirm     *struct{ N int }
-	MaxReplay   int
-	CapN        int64
-	query       url.Values
+	// NoFilter says the filter sets no field: the page offers no bulk
+	// replay then (the POST would be refused).
+	NoFilter  bool
+	MaxReplay int
+	CapN      int64
+	query     url.Values
 }
 
 // filterQuery is the filter's query parameters (no cursor).
@@ -90,7 +93,8 @@ func (c *Console) eventsHTML(w http.ResponseWriter, r *http.Request) {
 		p.Error = fe.Error()
 		w.WriteHeader(http.StatusBadRequest)
 	case err == nil:
-		if p.List, err = c.listEvents(ctx, lr); err == nil && q.Get("confirm") == "replay" && p.Token {
+		p.NoFilter = filterEmpty(&lr.Filter)
+		if p.List, err = c.listEvents(ctx, lr); err == nil && q.Get("confirm") == "replay" && p.Token && !p.NoFilter {
 			ids, merr := c.matchingIDs(ctx, &lr.Filter)
 			var tm *tooManyError
 			switch {
