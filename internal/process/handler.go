@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/redact"
 	"github.com/pginbox/pginbox/pginboxtype"
 )
 
@@ -119,14 +120,14 @@ func (h *httpHandler) Handle(ctx context.Context, _ pgx.Tx, ev *pginboxtype.Even
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("http handler: %w", redactURLError(err))
+		return fmt.Errorf("http handler: %w", redact.URLError(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", strconv.FormatInt(ev.ID, 10))
 	req.Header.Set("User-Agent", "pginbox")
 	resp, err := h.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("http handler: %w", redactURLError(err))
+		return fmt.Errorf("http handler: %w", redact.URLError(err))
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

@@ -1,9 +1,7 @@
 package process
 
 import (
-	"errors"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -20,27 +18,4 @@ func newHTTPClient(timeout time.Duration) *http.Client {
 		Transport:     t,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-// redactURLError returns err with the URL of a *url.Error stripped of its
-// userinfo, query string and fragment: the error reaches last_error and
-// webhooks.event_errors, which reader roles and the console read, and a
-// URL's ?token=… or user:password@ must not.
-func redactURLError(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return err
-	}
-	return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
-}
-
-// redactURL returns raw without userinfo, query string or fragment; a URL
-// that does not parse is replaced whole.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(the handler's URL)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
 }

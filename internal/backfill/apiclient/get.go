@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/redact"
 )
 
 // maxPageBody is the largest list or detail response read, in bytes.
@@ -21,14 +23,14 @@ const maxPageBody = 16 << 20
 func GetJSON(ctx context.Context, client *http.Client, provider, what, url string, header http.Header) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s API: %s: %w", provider, what, RedactURLError(err))
+		return nil, nil, fmt.Errorf("%s API: %s: %w", provider, what, redact.URLError(err))
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		err = RedactURLError(err)
+		err = redact.URLError(err)
 		if DialRefused(err) {
 			return nil, nil, &RefusedError{Provider: provider, ExternalID: what, Reason: RefusedDial, Detail: err.Error()}
 		}
@@ -49,7 +51,7 @@ func GetJSON(ctx context.Context, client *http.Client, provider, what, url strin
 		return body, resp.Header, nil
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return nil, nil, &RefusedError{Provider: provider, ExternalID: what, Reason: RefusedRedirect,
-			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, RedactURL(resp.Header.Get("Location")))}
+			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, redact.URL(resp.Header.Get("Location")))}
 	default:
 		return nil, nil, &APIError{Provider: provider, ExternalID: what, StatusCode: resp.StatusCode,
 			RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}

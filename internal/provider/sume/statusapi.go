@@ -14,6 +14,7 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/provider/sig"
+	"github.com/pginbox/pginbox/internal/redact"
 )
 
 // StatusAPI looks gaps up in Sume's job status API:
@@ -78,7 +79,7 @@ func (s *StatusAPI) Lookup(ctx context.Context, gap apiclient.Gap) (apiclient.Lo
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
-		return apiclient.Lookup{}, fmt.Errorf("%s API: %s: %w", s.provider, gap.ExternalID, apiclient.RedactURLError(err))
+		return apiclient.Lookup{}, fmt.Errorf("%s API: %s: %w", s.provider, gap.ExternalID, redact.URLError(err))
 	}
 	req.Header.Set("Accept", "application/json")
 	if s.key != "" {
@@ -103,7 +104,7 @@ func (s *StatusAPI) Lookup(ctx context.Context, gap apiclient.Gap) (apiclient.Lo
 		return apiclient.Lookup{State: apiclient.LookupUnknown}, nil
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return apiclient.Lookup{}, &apiclient.RefusedError{Provider: s.provider, ExternalID: gap.ExternalID, Reason: apiclient.RefusedRedirect,
-			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, apiclient.RedactURL(resp.Header.Get("Location")))}
+			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, redact.URL(resp.Header.Get("Location")))}
 	default:
 		return apiclient.Lookup{}, &apiclient.APIError{
 			Provider:   s.provider,
@@ -180,7 +181,7 @@ func (s *StatusAPI) malformed(gap apiclient.Gap, reason string) error {
 }
 
 func (s *StatusAPI) transportError(gap apiclient.Gap, err error) error {
-	err = apiclient.RedactURLError(err) // a presigned status_url carries its token in the query
+	err = redact.URLError(err) // a presigned status_url carries its token in the query
 	var ne net.Error
 	timeout := errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 	if apiclient.DialRefused(err) {
