@@ -93,6 +93,11 @@ type Config struct {
 	// IngestTimeout bounds one ingest call; past it the request answers 503.
 	// Default 10s.
 	IngestTimeout time.Duration
+	// IngestBatch is the most deliveries stored in one transaction: those
+	// arriving while others commit share the next commit (group commit),
+	// each still answered with its own outcome after that commit. 1 stores
+	// each alone. Default 64.
+	IngestBatch int
 	// AdminAddr is the operators' listener: the console, /api/*, /metrics,
 	// /healthz and /readyz. Default 127.0.0.1:8081; "off" disables it.
 	AdminAddr string

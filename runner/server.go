@@ -235,6 +235,7 @@ func (s *Server) routes() *http.ServeMux {
 	rc := &ingest.Receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
 		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
+		MaxBatch: s.cfg.IngestBatch,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
 	mux.HandleFunc("GET /healthz", healthz)

@@ -309,6 +309,36 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
+CREATE FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE
+        WHEN p_provider IS NULL THEN 'pginbox: provider must not be null'
+        WHEN pg_catalog.btrim(p_provider, E' \t\r\n') = '' THEN 'pginbox: provider must not be empty'
+        WHEN pg_catalog.octet_length(p_provider) > 64 THEN
+            format('pginbox: provider is %s bytes long; the limit is 64 bytes', pg_catalog.octet_length(p_provider))
+        WHEN p_external_id IS NULL THEN 'pginbox: external_id must not be null'
+        WHEN pg_catalog.btrim(p_external_id, E' \t\r\n') = '' THEN 'pginbox: external_id must not be empty'
+        WHEN pg_catalog.octet_length(p_external_id) > 255 THEN
+            format('pginbox: external_id is %s bytes long; the limit is 255 bytes', pg_catalog.octet_length(p_external_id))
+        WHEN p_event_type IS NULL THEN 'pginbox: event_type must not be null'
+        WHEN pg_catalog.btrim(p_event_type, E' \t\r\n') = '' THEN 'pginbox: event_type must not be empty'
+        WHEN pg_catalog.octet_length(p_event_type) > 255 THEN
+            format('pginbox: event_type is %s bytes long; the limit is 255 bytes', pg_catalog.octet_length(p_event_type))
+        WHEN p_source IS NULL THEN 'pginbox: source must not be null'
+        WHEN pg_catalog.btrim(p_source, E' \t\r\n') = '' THEN 'pginbox: source must not be empty'
+        WHEN pg_catalog.octet_length(p_source) > 32 THEN
+            format('pginbox: source is %s bytes long; the limit is 32 bytes', pg_catalog.octet_length(p_source))
+        WHEN p_payload IS NULL OR pg_catalog.jsonb_typeof(p_payload) <> 'object' THEN
+            format('pginbox: payload must be a JSON object, got %s', coalesce(pg_catalog.jsonb_typeof(p_payload), 'SQL NULL'))
+        WHEN p_body_sha256 IS NOT NULL AND pg_catalog.octet_length(p_body_sha256) <> 32 THEN
+            format('pginbox: body_sha256 must be the 32-byte SHA-256 of the raw body, got %s bytes',
+                   pg_catalog.octet_length(p_body_sha256))
+    END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) IS 'Private: what ingest_webhook would raise on for these arguments (its message), or NULL when they can be stored.';
+
 CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1364,12 +1394,13 @@ BEGIN
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
         webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
+        webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], boolean),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use grant_ingest_signed. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'For trusted backends that verify signatures themselves: lets role call ingest_webhook, ingest_batch and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use grant_ingest_signed. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.grant_ingest_signed(role text) RETURNS void
     LANGUAGE plpgsql
@@ -1473,6 +1504,122 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) IS 'Extends the lease of a claimed event to now() + extend, fenced on (event_id, worker, attempt). Returns false when the lease was lost: stop working on the event.';
+
+CREATE FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[] DEFAULT NULL::text[], body_sha256s bytea[] DEFAULT NULL::bytea[], notify boolean DEFAULT false) RETURNS TABLE(ordinal integer, event_id bigint, outcome text, error text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_n       integer := coalesce(cardinality(ingest_batch.providers), 0);
+    v_ids     bigint[];
+    v_out     text[];
+    v_err     text[];
+    v_rec     record;
+    v_row     record;
+    v_stored  boolean := false;
+BEGIN
+    IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.payloads), 0) <> v_n
+       OR (ingest_batch.sources IS NOT NULL AND cardinality(ingest_batch.sources) <> v_n)
+       OR (ingest_batch.body_sha256s IS NOT NULL AND cardinality(ingest_batch.body_sha256s) <> v_n) THEN
+        RAISE EXCEPTION 'pginbox: ingest_batch needs arrays of one length: % providers, % external_ids, % event_types, % payloads, % sources, % body_sha256s',
+            v_n, coalesce(cardinality(ingest_batch.external_ids), 0), coalesce(cardinality(ingest_batch.event_types), 0),
+            coalesce(cardinality(ingest_batch.payloads), 0), coalesce(cardinality(ingest_batch.sources)::text, 'NULL'),
+            coalesce(cardinality(ingest_batch.body_sha256s)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+    v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
+    v_out := array_fill(NULL::text, ARRAY[v_n]);
+    v_err := array_fill(NULL::text, ARRAY[v_n]);
+
+    -- 1. Refuse what ingest_webhook would raise on, element by element.
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord,
+               webhooks._ingest_batch_problem(u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook'), u.d) AS problem
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+    LOOP
+        IF v_rec.problem IS NOT NULL THEN
+            v_out[v_rec.ord] := 'refused';
+            v_err[v_rec.ord] := v_rec.problem;
+        END IF;
+    END LOOP;
+
+    -- 2. One INSERT for the first element of each key (and of each body
+    --    digest) among the valid ones: new keys are created here. No two
+    --    rows of the INSERT conflict with each other, so its order is free:
+    --    by key, the order every batch takes, so that two batches sharing
+    --    keys wait for each other instead of deadlocking. A conflict with a
+    --    stored row (or a concurrent batch's) creates nothing.
+    FOR v_rec IN
+        WITH input AS (
+            SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d,
+                   row_number() OVER (PARTITION BY u.p, u.x ORDER BY u.ord) AS nth_key,
+                   row_number() OVER (PARTITION BY u.p, u.d ORDER BY u.ord) AS nth_body
+            FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                        ingest_batch.payloads,
+                        coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                        coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
+                 WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+            WHERE v_out[u.ord] IS NULL
+        ), firsts AS (
+            SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
+        ), created AS (
+            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
+            SELECT f.p, f.x, f.t, f.pl, f.s, f.d FROM firsts AS f ORDER BY f.p, f.x
+            ON CONFLICT DO NOTHING
+            RETURNING e.id, e.provider, e.external_id
+        )
+        SELECT f.ord, c.id
+        FROM created AS c
+        JOIN firsts AS f ON f.p = c.provider AND f.x = c.external_id
+    LOOP
+        v_ids[v_rec.ord] := v_rec.id;
+        v_out[v_rec.ord] := 'created';
+        v_stored := true;
+    END LOOP;
+
+    -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
+    --    within a key (which is all that decides their outcomes), by key
+    --    across keys (the lock order of step 2).
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+        WHERE v_out[u.ord] IS NULL
+        ORDER BY u.p, u.x, u.ord
+    LOOP
+        SELECT w.event_id, w.outcome INTO v_row
+        FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
+                                     notify => false, body_sha256 => v_rec.d) AS w;
+        v_ids[v_rec.ord] := v_row.event_id;
+        v_out[v_rec.ord] := v_row.outcome;
+        v_stored := v_stored OR v_row.outcome <> 'duplicate';
+    END LOOP;
+
+    IF v_stored AND ingest_batch.notify THEN
+        PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
+    END IF;
+
+    RETURN QUERY
+        SELECT g.i, v_ids[g.i], v_out[g.i], v_err[g.i]
+        FROM generate_series(1, v_n) AS g(i)
+        ORDER BY g.i;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
 
 CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE sql SECURITY DEFINER
@@ -3254,6 +3401,8 @@ REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
@@ -3309,6 +3458,8 @@ REVOKE ALL ON FUNCTION webhooks.grant_reader(role text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.grant_worker(role text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], notify boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) FROM PUBLIC;
 

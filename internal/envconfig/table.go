@@ -28,6 +28,8 @@ var Table = []Setting{
 		Doc: "largest accepted body, in bytes", kind: bytes()},
 	{Env: "PGINBOX_INGEST_TIMEOUT", Flag: "ingest-timeout", Field: "IngestTimeout", Default: "10s",
 		Doc: "longest ingest call before the delivery is answered 503", kind: duration(false)},
+	{Env: "PGINBOX_INGEST_BATCH", Flag: "ingest-batch", Field: "IngestBatch", Default: "64",
+		Doc: "most deliveries stored in one transaction: deliveries arriving while others commit share the next commit (group commit); 1 stores each alone", kind: wholeNumber(1, 1000)},
 
 	// Providers.
 	{Env: "PGINBOX_PROVIDERS", Flag: "providers", Builds: "Providers",

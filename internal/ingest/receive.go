@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,6 +52,16 @@ type Receiver struct {
 	OnStored func()
 	// Now is the clock for timestamp tolerance. Nil means time.Now.
 	Now func() time.Time
+	// MaxBatch is the most deliveries stored in one transaction: deliveries
+	// that arrive while Flushers transactions are committing wait and are
+	// stored together (group commit). 1 or less stores each alone.
+	MaxBatch int
+	// Flushers is how many batch transactions are in flight at once
+	// (default 4).
+	Flushers int
+
+	batchOnce sync.Once
+	batches   *batcher
 }
 
 // ServeHTTP handles one delivery.
@@ -92,7 +103,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.rejectErr(w, r, name, err)
 		return
 	}
-	res, err := rc.ingest(r.Context(), name, d)
+	res, err := rc.store(r.Context(), name, d)
 	if err != nil {
 		if pgErr := permanent(err); pgErr != nil {
 			// Data the database refuses whatever the retry (Identify catches
@@ -126,22 +137,43 @@ const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2,
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
 
-func (rc *Receiver) ingest(ctx context.Context, provider string, d verify.Delivery) (ingestResult, error) {
+// store stores one verified delivery, in a batch with the deliveries
+// arriving beside it unless MaxBatch is 1 or less, and returns its own
+// outcome once its transaction committed.
+func (rc *Receiver) store(ctx context.Context, provider string, v verify.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
+	defer func() { rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds()) }()
+	d := &delivery{provider: provider, key: v.ExternalID, eventType: v.EventType, payload: v.Payload}
 	// A key the signature does not cover proves nothing: pass the body's
 	// digest, so a captured body replayed under a fresh key is a duplicate
 	// and a different body never replaces a stored one.
-	var digest []byte
-	if !d.KeySigned {
-		sum := sha256.Sum256(d.Payload)
-		digest = sum[:]
+	if !v.KeySigned {
+		sum := sha256.Sum256(v.Payload)
+		d.digest = sum[:]
 	}
+	if rc.MaxBatch <= 1 {
+		return rc.single(ctx, d)
+	}
+	rc.batchOnce.Do(func() {
+		flushers := rc.Flushers
+		if flushers < 1 {
+			flushers = 4
+		}
+		rc.batches = &batcher{pool: rc.Pool, max: rc.MaxBatch, flushers: flushers, timeout: rc.Timeout,
+			metrics: rc.Metrics, single: rc.single}
+	})
+	return rc.batches.store(ctx, d)
+}
+
+// single stores one delivery in a transaction of its own.
+func (rc *Receiver) single(ctx context.Context, d *delivery) (ingestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
+	defer cancel()
 	var res ingestResult
-	err := rc.Pool.QueryRow(ctx, ingestSQL,
-		provider, d.ExternalID, d.EventType, string(d.Payload), digest).Scan(&res.EventID, &res.Outcome)
-	rc.Metrics.IngestSeconds.Observe(time.Since(start).Seconds())
+	err := rc.Pool.QueryRow(ctx, ingestSQL, d.provider, d.key, d.eventType, string(d.payload), d.digest).
+		Scan(&res.EventID, &res.Outcome)
 	return res, err
 }
 

@@ -25,8 +25,16 @@ type Set struct {
 	Rejections *prometheus.CounterVec
 	// RequestSeconds times POST /webhooks/{provider}, by provider.
 	RequestSeconds *prometheus.HistogramVec
-	// IngestSeconds times the webhooks.ingest_webhook() call.
+	// IngestSeconds times storing one delivery: waiting for its batch, then
+	// the batch's statement and commit.
 	IngestSeconds prometheus.Histogram
+	// IngestBatchSize counts the deliveries of each ingest batch (group
+	// commit: one transaction).
+	IngestBatchSize prometheus.Histogram
+	// IngestBatchWait times how long a delivery waited for its batch to start.
+	IngestBatchWait prometheus.Histogram
+	// IngestCommitSeconds times one ingest batch's statement and commit.
+	IngestCommitSeconds prometheus.Histogram
 	// Claimed counts events taken by this runner's workers.
 	Claimed prometheus.Counter
 	// Completed counts events whose handler succeeded and committed.
@@ -87,7 +95,19 @@ func New(pool *pgxpool.Pool) *Set {
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"provider"}),
 		IngestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "pginbox_ingest_duration_seconds", Help: "Time of the webhooks.ingest_webhook() call.",
+			Name: "pginbox_ingest_duration_seconds", Help: "Time to store one verified delivery: waiting for its batch, then the batch's statement and commit.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
+		}),
+		IngestBatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_ingest_batch_size", Help: "Deliveries stored by one ingest transaction (group commit).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+		}),
+		IngestBatchWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_ingest_batch_wait_seconds", Help: "Time a verified delivery waited for its ingest batch to start.",
+			Buckets: []float64{.0001, .0005, .001, .002, .005, .01, .02, .05, .1, .5, 1},
+		}),
+		IngestCommitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pginbox_ingest_commit_duration_seconds", Help: "Time of one ingest batch's webhooks.ingest_batch() statement and its commit.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}),
 		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
@@ -123,7 +143,7 @@ func New(pool *pgxpool.Pool) *Set {
 			[]string{"provider"}),
 		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
-	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.Claimed, m.Completed,
+	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.IngestBatchSize, m.IngestBatchWait, m.IngestCommitSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
 		m.BackfillLogSkipped,

@@ -1,0 +1,194 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/metrics"
+)
+
+// batchSQL stores a batch with one webhooks.ingest_batch() call in a
+// transaction of its own, durable like ingestSQL (see there for the
+// synchronous_commit clause).
+const batchSQL = `SELECT ordinal, coalesce(event_id, 0), outcome, coalesce(error, '')
+	FROM webhooks.ingest_batch($1, $2, $3, $4::text[]::jsonb[], body_sha256s => $5)
+	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
+		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
+	ORDER BY ordinal`
+
+// delivery is one verified delivery waiting for its batch.
+type delivery struct {
+	ctx                      context.Context
+	provider, key, eventType string
+	payload                  []byte
+	digest                   []byte // nil for a signed key
+	queued                   time.Time
+	done                     chan stored // buffered: a flusher never blocks on it
+}
+
+// stored is a delivery's own outcome.
+type stored struct {
+	res ingestResult
+	err error
+}
+
+// batcher is group commit for ingest: deliveries that arrive while every
+// flusher is busy committing are stored together by the next free one, in
+// one transaction and one WAL flush, and each is answered with its own
+// outcome after that commit. A delivery that finds a flusher idle is stored
+// at once, alone: nothing waits for a timer, so a lone delivery is never
+// delayed and batches grow only as fast as commits fall behind arrivals.
+type batcher struct {
+	pool     *pgxpool.Pool
+	max      int // largest batch
+	flushers int // batch transactions in flight at once
+	timeout  time.Duration
+	metrics  *metrics.Set
+	// single stores one delivery alone: the fallback for a batch the
+	// database refuses as a whole.
+	single func(ctx context.Context, d *delivery) (ingestResult, error)
+
+	mu     sync.Mutex
+	queue  []*delivery
+	active int
+}
+
+// store queues d and waits for its outcome or for ctx to end (the request's
+// deadline: the delivery may still be committed, and a retry is then a
+// duplicate).
+func (b *batcher) store(ctx context.Context, d *delivery) (ingestResult, error) {
+	d.ctx, d.queued, d.done = ctx, time.Now(), make(chan stored, 1)
+	b.mu.Lock()
+	b.queue = append(b.queue, d)
+	if b.active < b.flushers {
+		b.active++
+		go b.flush()
+	}
+	b.mu.Unlock()
+	select {
+	case s := <-d.done:
+		return s.res, s.err
+	case <-ctx.Done():
+		return ingestResult{}, fmt.Errorf("waiting for the batch commit: %w", ctx.Err())
+	}
+}
+
+// flush stores batches until the queue is empty.
+func (b *batcher) flush() {
+	for {
+		b.mu.Lock()
+		var batch []*delivery
+		for len(b.queue) > 0 && len(batch) < b.max {
+			d := b.queue[0]
+			b.queue[0] = nil
+			b.queue = b.queue[1:]
+			if d.ctx.Err() == nil { // its sender stopped waiting: not stored
+				batch = append(batch, d)
+			}
+		}
+		if len(batch) == 0 {
+			b.active--
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.run(batch)
+	}
+}
+
+// run stores one batch and answers each of its deliveries.
+func (b *batcher) run(batch []*delivery) {
+	start := time.Now()
+	for _, d := range batch {
+		b.metrics.IngestBatchWait.Observe(start.Sub(d.queued).Seconds())
+	}
+	b.metrics.IngestBatchSize.Observe(float64(len(batch)))
+	results, err := b.write(batch)
+	if err != nil && permanent(err) != nil {
+		// One delivery the database refuses (a value Go let through) must
+		// not cost its neighbours their answers: store each alone.
+		var wg sync.WaitGroup
+		for _, d := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := b.single(d.ctx, d)
+				d.done <- stored{res, err}
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	for i, d := range batch {
+		if err != nil {
+			d.done <- stored{err: err}
+			continue
+		}
+		d.done <- results[i]
+	}
+}
+
+// write runs the batch statement, again after a deadlock or serialization
+// failure (two batches holding one unsigned body under different keys).
+func (b *batcher) write(batch []*delivery) ([]stored, error) {
+	providers, keys, types, payloads := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
+	digests := make([][]byte, len(batch))
+	for i, d := range batch {
+		providers[i], keys[i], types[i], payloads[i], digests[i] = d.provider, d.key, d.eventType, string(d.payload), d.digest
+	}
+	var err error
+	for try := 0; try < 3; try++ {
+		var out []stored
+		if out, err = b.query(providers, keys, types, payloads, digests); err == nil {
+			return out, nil
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || (pgErr.Code != "40P01" && pgErr.Code != "40001") {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+func (b *batcher) query(providers, keys, types, payloads []string, digests [][]byte) ([]stored, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	start := time.Now()
+	defer func() { b.metrics.IngestCommitSeconds.Observe(time.Since(start).Seconds()) }()
+	rows, err := b.pool.Query(ctx, batchSQL, providers, keys, types, payloads, digests)
+	if err != nil {
+		return nil, fmt.Errorf("ingest_batch: %w", err)
+	}
+	defer rows.Close()
+	out := make([]stored, len(providers))
+	n := 0
+	for rows.Next() {
+		var ord int
+		var s stored
+		var refused string
+		if err := rows.Scan(&ord, &s.res.EventID, &s.res.Outcome, &refused); err != nil {
+			return nil, fmt.Errorf("ingest_batch: %w", err)
+		}
+		if ord < 1 || ord > len(out) {
+			return nil, fmt.Errorf("ingest_batch: ordinal %d out of 1..%d", ord, len(out))
+		}
+		if s.res.Outcome == "refused" {
+			s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: refused}}
+		}
+		out[ord-1] = s
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ingest_batch: %w", err)
+	}
+	if n != len(out) {
+		return nil, fmt.Errorf("ingest_batch: %d rows for %d deliveries", n, len(out))
+	}
+	return out, nil
+}
