@@ -9,7 +9,9 @@
 //     all-unique ids and a duplicate storm, in interleaved slices;
 //  2. HTTP ingest: signed Sume deliveries into a `pginbox serve` process
 //     over 64 keep-alive connections, each event delivered 5 times, plus
-//     forged ones;
+//     forged ones; then unique deliveries from 64 senders with group commit
+//     and with each delivery alone, against the plain insert with 64
+//     connections, in interleaved slices;
 //  3. processing with the sql: handler, workers and batch size swept;
 //  4. wake-up latency, delivery commit → handler start, at steady rates:
 //     one runner, two runners (cross-process NOTIFY), poll only;
@@ -240,6 +242,11 @@ func run() int {
 	step("http", func() (err error) {
 		var a []audit
 		res.HTTP, a, err = runHTTP(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		if err != nil {
+			return err
+		}
+		res.GroupCommit, a, err = runGroupCommit(ctx, env, cfg, log)
 		res.Audits = append(res.Audits, a...)
 		return err
 	})

@@ -121,12 +121,17 @@ func (v *sqlVariant) slice(ctx context.Context, d time.Duration, probe *pgxpool.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conn, err := v.pool.Acquire(ctx)
-			if err != nil {
-				v.fail(err)
-				return
+			// A variant without a pool (HTTP) calls with a nil connection.
+			var c *pgx.Conn
+			if v.pool != nil {
+				conn, err := v.pool.Acquire(ctx)
+				if err != nil {
+					v.fail(err)
+					return
+				}
+				defer conn.Release()
+				c = conn.Conn()
 			}
-			defer conn.Release()
 			var acked []int64
 			lat := make([]float64, 0, 4096)
 			out := map[string]int64{}
@@ -135,7 +140,7 @@ func (v *sqlVariant) slice(ctx context.Context, d time.Duration, probe *pgxpool.
 				ev := v.eventOf(v.cursor.Add(1) - 1)
 				key := eventKey(v.space, ev)
 				t0 := time.Now()
-				outcome, err := v.call(ctx, conn.Conn(), v.provider, key, sumePayload(key))
+				outcome, err := v.call(ctx, c, v.provider, key, sumePayload(key))
 				lat = append(lat, float64(time.Since(t0))/1e6)
 				if err != nil {
 					errs++

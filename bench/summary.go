@@ -16,24 +16,27 @@ type phase struct {
 
 // results is everything one run measured.
 type results struct {
-	Quick     bool
-	Durable   bool
-	Started   time.Time
-	Finished  time.Time
-	Machine   machineInfo
-	Postgres  pgInfo
-	SQL       *sqlIngestResult
-	Notify    *notifyResult
-	HTTP      *httpResult
-	Process   *processResult
-	Variants  *variantsResult
-	Latency   *latencyResult
-	Growth    *growthResult
-	Backfill  *backfillResult `json:"backfill,omitempty"`
-	Pooler    *poolerResult
-	Audits    []audit
-	Errors    []string
-	Durations []phase
+	Quick    bool
+	Durable  bool
+	Started  time.Time
+	Finished time.Time
+	Machine  machineInfo
+	Postgres pgInfo
+	SQL      *sqlIngestResult
+	Notify   *notifyResult
+	HTTP     *httpResult
+	// GroupCommit is HTTP ingest with and without group commit against the
+	// plain insert, same number of senders.
+	GroupCommit *groupCommitResult
+	Process     *processResult
+	Variants    *variantsResult
+	Latency     *latencyResult
+	Growth      *growthResult
+	Backfill    *backfillResult `json:"backfill,omitempty"`
+	Pooler      *poolerResult
+	Audits      []audit
+	Errors      []string
+	Durations   []phase
 }
 
 type latencyKeys struct {
@@ -68,11 +71,18 @@ type summary struct {
 	ProcessPerS    float64     `json:"process_per_s"`
 	LatencyMS      latencyKeys `json:"latency_ms"`
 
-	AuditOK           bool    `json:"audit_ok"`
-	RejectedRows      int64   `json:"rejected_rows"`
-	IngestSQLRatio    float64 `json:"ingest_sql_ratio"`
-	HTTPRatio         float64 `json:"ingest_http_ratio_to_ceiling"`
-	HTTPp99MS         float64 `json:"ingest_http_p99_ms"`
+	AuditOK        bool    `json:"audit_ok"`
+	RejectedRows   int64   `json:"rejected_rows"`
+	IngestSQLRatio float64 `json:"ingest_sql_ratio"`
+	HTTPRatio      float64 `json:"ingest_http_ratio_to_ceiling"`
+	HTTPp99MS      float64 `json:"ingest_http_p99_ms"`
+	// Group commit: unique signed deliveries from 64 senders with group
+	// commit and alone, and the plain single-row insert with 64 connections.
+	HTTPBatchedPerS   float64 `json:"ingest_http_batched_per_s,omitempty"`
+	HTTPAlonePerS     float64 `json:"ingest_http_alone_per_s,omitempty"`
+	Raw64PerS         float64 `json:"raw_insert_64_per_s,omitempty"`
+	HTTPBatchedRatio  float64 `json:"ingest_http_batched_vs_raw_64,omitempty"`
+	HTTPBatchedP99MS  float64 `json:"ingest_http_batched_p99_ms,omitempty"`
 	LatencyP99At1k    float64 `json:"latency_p99_ms_1000_per_s"`
 	LatencyP99Cross   float64 `json:"latency_p99_ms_cross_runner"`
 	LatencyP99Cross1k float64 `json:"latency_p99_ms_cross_runner_1000_per_s"`
@@ -100,9 +110,12 @@ type summary struct {
 }
 
 type scenarios struct {
-	SQL     *sqlIngestResult `json:"sql_ingest,omitempty"`
-	HTTP    *httpResult      `json:"http_ingest,omitempty"`
-	Process *processResult   `json:"processing,omitempty"`
+	SQL  *sqlIngestResult `json:"sql_ingest,omitempty"`
+	HTTP *httpResult      `json:"http_ingest,omitempty"`
+	// GroupCommit is HTTP ingest with group commit, alone and the plain
+	// insert side by side.
+	GroupCommit *groupCommitResult `json:"group_commit,omitempty"`
+	Process     *processResult     `json:"processing,omitempty"`
 	// Variants is the side-by-side table of processing variants and River.
 	Variants *variantsResult `json:"processing_variants,omitempty"`
 	Latency  *latencyResult  `json:"wakeup_latency,omitempty"`
@@ -134,7 +147,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false
@@ -171,6 +184,10 @@ func (r *results) summary() summary {
 			s.HTTPRatio = round3(s.IngestHTTPPerS / s.RawInsertPerS)
 			r.HTTP.RatioToCeiling = s.HTTPRatio
 		}
+	}
+	if g := r.GroupCommit; g != nil {
+		s.HTTPBatchedPerS, s.HTTPAlonePerS, s.Raw64PerS = g.Batched.PerS, g.Alone.PerS, g.Raw.PerS
+		s.HTTPBatchedRatio, s.HTTPBatchedP99MS = g.BatchedVsRaw, g.Batched.CallMS.P99
 	}
 	if r.Process != nil {
 		s.ProcessPerS = r.Process.Default.PerS
@@ -246,6 +263,9 @@ func (r *results) targets(s summary) []target {
 	ts = append(ts, atLeast("http_vs_ceiling", "HTTP ingest ≥ 0.5× the SQL ceiling of the same run (plain insert, 16 connections, unique ids)",
 		s.HTTPRatio, 0.5, "×", r.HTTP != nil && s.RawInsertPerS > 0))
 	ts = append(ts, below("http_p99", "HTTP ingest p99 response < 20 ms", s.HTTPp99MS, 20, "ms", r.HTTP != nil))
+	ts = append(ts, atLeast("http_group_commit_vs_raw_64", "HTTP ingest with group commit, 64 senders, unique ids ≥ 1.0× the plain single-row insert with 64 connections",
+		s.HTTPBatchedRatio, 1.0, "×", r.GroupCommit != nil && s.Raw64PerS > 0))
+	ts = append(ts, below("http_group_commit_p99", "HTTP ingest with group commit, 64 senders: p99 ≤ 20 ms", s.HTTPBatchedP99MS, 20.001, "ms", r.GroupCommit != nil))
 	procOK := true
 	for _, a := range r.Audits {
 		if strings.HasPrefix(a.Scenario, "process") && !a.OK {
@@ -340,6 +360,12 @@ func printTable(w io.Writer, r *results, s summary) {
 			h.Conns, num(h.AcceptedPerS), h.ResponseMS.P50, h.ResponseMS.P99, h.ResponseMS.P999, h.RatioToCeiling, h.CPU.Runner, h.RunnerRSSMiB, h.RunnerPeakMiB, h.CPU.Postgres, h.CPU.Bench)
 		fmt.Fprintf(tw, "HTTP forged deliveries\t%d\tall answered 401: %v\n", h.Rejected, h.Rejected > 0)
 		fmt.Fprintf(tw, "HTTP drain (serve, sql: handler)\t%s/s\t%d late redeliveries during it: p99 %.2f ms, max %.2f ms\n", num(h.Drain.PerS), h.Drain.Late, h.Drain.LateMS.P99, h.Drain.LateMS.Max)
+	}
+	if g := r.GroupCommit; g != nil {
+		for _, v := range []variantResult{g.Batched, g.Alone, g.Raw} {
+			fmt.Fprintf(tw, "%s, %d senders, unique ids\t%s/s\tp50 %.2f ms, p99 %.2f ms; %.2f× the plain insert\n", v.Name, v.Conns, num(v.PerS), v.CallMS.P50, v.CallMS.P99, v.PerS/math.Max(g.Raw.PerS, 1))
+		}
+		fmt.Fprintf(tw, "group commit: deliveries per transaction\t%.1f\t(pginbox_ingest_batch_size, mean)\n", g.MeanBatch)
 	}
 	if q := r.SQL; q != nil {
 		for _, c := range q.CallCosts {
