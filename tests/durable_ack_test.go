@@ -17,23 +17,37 @@ import (
 // acknowledged over HTTP, then every Postgres process is killed with
 // SIGKILL right after the last 200, and the cluster restarts (crash
 // recovery): every acknowledged delivery must be there, because the ingest
-// raises synchronous_commit for its own transaction.
+// raises synchronous_commit for its own transaction — each delivery alone,
+// and with group commit (32 senders: deliveries share batches, which the
+// batch-size histogram shows).
 func TestAckedDeliveriesSurviveAServerCrash(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("fault test: skipped with -short")
 	}
+	for _, tc := range []struct {
+		name  string
+		batch int
+	}{{"alone", 1}, {"group commit", 64}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ackedSurviveCrash(t, tc.batch)
+		})
+	}
+}
+
+func ackedSurviveCrash(t *testing.T, batch int) {
 	c, url := ownCluster(t, map[string]string{"synchronous_commit": "off", "wal_writer_delay": "10s"}, true)
 	pool := PoolFor(t, url, 2)
 	if got := queryInt(t, pool, `SELECT (current_setting('synchronous_commit') = 'off')::int`); got != 1 {
 		t.Fatalf("server default synchronous_commit is not off")
 	}
-	srv := startServer(t, url, runner.Config{IngestTimeout: 5 * time.Second}, sumeOnly)
+	srv := startServer(t, url, runner.Config{IngestTimeout: 5 * time.Second, IngestBatch: batch}, sumeOnly)
 	// The setup's WAL reaches the disk, so what follows is only the
 	// deliveries' own.
 	execSQL(t, pool, `CHECKPOINT`)
 	pool.Close()
-	const n, senders = 200, 4
+	const n, senders = 400, 32
 	client := &http.Client{Timeout: 10 * time.Second}
 	keys := make(chan string, n)
 	for i := 0; i < n; i++ {
@@ -57,6 +71,13 @@ func TestAckedDeliveriesSurviveAServerCrash(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if batch > 1 {
+		batches, stored := metricValue(t, srv.Admin, "pginbox_ingest_batch_size_count"), metricValue(t, srv.Admin, "pginbox_ingest_batch_size_sum")
+		if batches == 0 || stored <= batches {
+			t.Fatalf("%d deliveries in %d batches: no delivery shared a commit, the crash tests nothing new", stored, batches)
+		}
+		t.Logf("%d deliveries in %d batches", stored, batches)
+	}
 	if err := c.Kill(); err != nil {
 		t.Fatal(err)
 	}
