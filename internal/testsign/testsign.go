@@ -100,3 +100,11 @@ func JSON(h http.Header) string {
 	}
 	return string(b)
 }
+
+// Paddle returns Paddle-Signature: ts=<timestamp>;h1=hex(HMAC-SHA256(secret, "<ts>:<body>")).
+func Paddle(secret, body string, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	h := http.Header{}
+	h.Set("Paddle-Signature", "ts="+ts+";h1="+HMACHex([]byte(secret), ts, ":", body))
+	return h
+}
