@@ -222,7 +222,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -274,6 +274,15 @@ BEGIN
     WHEN 'shopify' THEN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
+
+    WHEN 'paddle' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> 'event_type' ->> 's', ''), '');
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
@@ -831,6 +840,7 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'paddle'           THEN 'paddle-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -847,6 +857,10 @@ BEGIN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'paddle' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
@@ -1042,6 +1056,37 @@ BEGIN
             RETURN 'signature malformed';
         END IF;
         v_sigs := ARRAY[v_sig];
+
+    WHEN 'paddle' THEN
+        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
+        IF v_header ~ ('^[' || c_ws || ']*$') THEN
+            RETURN 'signature missing';
+        END IF;
+        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+            v_pos := pg_catalog.strpos(v_entry, '=');
+            CONTINUE WHEN v_pos = 0;
+            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+                -- Which of two different ts values was signed would be a guess.
+                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                    RETURN 'timestamp malformed';
+                END IF;
+                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+                v_ts_seen := true;
+            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+            END IF;
+        END LOOP;
+        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+            RETURN 'signature malformed';
+        END IF;
+        IF NOT v_ts_seen THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_ts_raw = '' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_prefix := v_ts_raw || ':';
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
@@ -1483,7 +1528,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea)
                                     pg_catalog.now()) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2552,7 +2597,7 @@ CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) 
     AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'paddle', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -2607,7 +2652,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, paddle) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3010,7 +3055,7 @@ CREATE TABLE webhooks.provider_secrets (
     kind text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
+    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'paddle'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );

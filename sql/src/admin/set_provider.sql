@@ -23,7 +23,7 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'paddle', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -83,6 +83,6 @@ REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION webhooks.set_provider(text, text, text[]) IS
   'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, '
-  'shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
+  'shopify, paddle) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
   'Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ '
   'prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';

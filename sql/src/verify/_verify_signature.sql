@@ -19,6 +19,8 @@
 --                     "<webhook-id>.<webhook-timestamp>.<body>", key = base64 of the
 --                     secret after "whsec_"; 5 minutes either way
 --   shopify           X-Shopify-Hmac-Sha256: <base64> over the body
+--   paddle            Paddle-Signature: ts=<ts>;h1=<hex>[;h1=...] over "<ts>:<body>";
+--                     two different ts values are malformed; 5 minutes either way
 -- Every secret is tried (rotation); MACs are compared with _equal_ct. Nothing
 -- here raises on a delivery, and the reasons never carry a header, the body,
 -- a secret or a computed MAC.
@@ -154,6 +156,37 @@ BEGIN
             RETURN 'signature malformed';
         END IF;
         v_sigs := ARRAY[v_sig];
+
+    WHEN 'paddle' THEN
+        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
+        IF v_header ~ ('^[' || c_ws || ']*$') THEN
+            RETURN 'signature missing';
+        END IF;
+        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+            v_pos := pg_catalog.strpos(v_entry, '=');
+            CONTINUE WHEN v_pos = 0;
+            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+                -- Which of two different ts values was signed would be a guess.
+                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                    RETURN 'timestamp malformed';
+                END IF;
+                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+                v_ts_seen := true;
+            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+            END IF;
+        END LOOP;
+        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+            RETURN 'signature malformed';
+        END IF;
+        IF NOT v_ts_seen THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_ts_raw = '' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_prefix := v_ts_raw || ':';
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
