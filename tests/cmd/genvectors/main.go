@@ -108,6 +108,7 @@ func main() {
 	vs = append(vs, standardWebhooksVectors()...)
 	vs = append(vs, shopifyVectors()...)
 	vs = append(vs, paddleVectors()...)
+	vs = append(vs, standardWebhooksV1aVectors()...)
 	vs = append(vs, boundsVectors()...)
 
 	seen := map[string]bool{}
