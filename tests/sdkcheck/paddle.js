@@ -5,13 +5,15 @@
 // The SDK only verifies: tests/sdkcheck_test.go signs by hand (Paddle's
 // published recipe) and has the SDK judge the result.
 'use strict';
-const { Webhooks } = require('@paddle/paddle-node-sdk');
+const { Paddle } = require('@paddle/paddle-node-sdk');
 
 let input = '';
 process.stdin.on('data', (c) => { input += c; });
 process.stdin.on('end', async () => {
   const { secret, body, header } = JSON.parse(input);
-  const w = new Webhooks();
+  // As Paddle documents it: paddle.webhooks of a client (constructing one
+  // sets up the SDK's Node.js crypto; no request is made, the key is unused).
+  const w = new Paddle('pdl_sdkcheck_unused_api_key').webhooks;
   const out = { isSignatureValid: await w.isSignatureValid(body, secret, header) };
   try {
     const ev = await w.unmarshal(body, secret, header);
