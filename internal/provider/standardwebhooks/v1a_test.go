@@ -110,3 +110,17 @@ func TestStandardWebhooksWhpkSecrets(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkStandardWebhooksVerifyV1a(b *testing.B) {
+	priv := rfc8032Key(b, 1)
+	now := time.Unix(1_700_000_000, 0)
+	body := `{"type":"invoice.paid","data":{"id":"in_1","description":"` + strings.Repeat("x", 2000) + `"}}`
+	h := testsign.StandardWebhooksV1a(priv, "msg_1", body, now)
+	p := mustProvider(b, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", testsign.Whpk(priv))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Verify(h, []byte(body), now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
