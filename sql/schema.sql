@@ -46,6 +46,168 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) and returns its value.';
 
+CREATE FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) RETURNS numeric[]
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    c_p  CONSTANT numeric := 57896044618658097711785492504343953926634992332820282019728792003956564819949;
+    -- 2 * d mod p, d = -121665/121666 the curve constant.
+    c_d2 CONSTANT numeric := 16295367250680780974490674513165176452449235426866156013048779062215315747161;
+    v_a numeric;
+    v_b numeric;
+    v_c numeric;
+    v_d numeric;
+    v_e numeric;
+    v_f numeric;
+    v_g numeric;
+    v_h numeric;
+BEGIN
+    v_a := pg_catalog.mod((_ed25519_add.p[2] - _ed25519_add.p[1] + c_p) * (_ed25519_add.q[2] - _ed25519_add.q[1] + c_p), c_p);
+    v_b := pg_catalog.mod((_ed25519_add.p[2] + _ed25519_add.p[1]) * (_ed25519_add.q[2] + _ed25519_add.q[1]), c_p);
+    v_c := pg_catalog.mod(pg_catalog.mod(_ed25519_add.p[4] * c_d2, c_p) * _ed25519_add.q[4], c_p);
+    v_d := pg_catalog.mod(2 * _ed25519_add.p[3] * _ed25519_add.q[3], c_p);
+    v_e := pg_catalog.mod(v_b - v_a + c_p, c_p);
+    v_f := pg_catalog.mod(v_d - v_c + c_p, c_p);
+    v_g := pg_catalog.mod(v_d + v_c, c_p);
+    v_h := pg_catalog.mod(v_b + v_a, c_p);
+    RETURN ARRAY[pg_catalog.mod(v_e * v_f, c_p), pg_catalog.mod(v_g * v_h, c_p),
+                 pg_catalog.mod(v_f * v_g, c_p), pg_catalog.mod(v_e * v_h, c_p)];
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) IS 'Private (_ed25519_verify): the sum of two edwards25519 points in extended coordinates (RFC 8032 5.1.4).';
+
+CREATE FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    c_p      CONSTANT numeric := 57896044618658097711785492504343953926634992332820282019728792003956564819949;
+    c_l      CONSTANT numeric := 7237005577332262213973186563042994240857116359379907606001950938285454250989;
+    c_d      CONSTANT numeric := 37095705934669439343138083508754565189542113879843219016388785533085940283555;
+    c_sqrtm1 CONSTANT numeric := 19681161376707505956807079304988542015446066515923890162744021073123829784752;
+    c_bx     CONSTANT numeric := 15112221349535400772501151409588531511454012693041857206046113283949847762202;
+    c_by     CONSTANT numeric := 46316835694926478169428394003475163141307993866256225615783033603165251855960;
+    v_s      numeric := 0;
+    v_k      numeric := 0;
+    v_x      numeric;
+    v_y      numeric;
+    v_u      numeric;
+    v_v      numeric;
+    v_v3     numeric;
+    v_base   numeric;
+    v_exp    numeric;
+    v_pow    numeric;
+    v_sign   integer;
+    v_digest bytea;
+    v_sbits  integer[] := '{}';
+    v_kbits  integer[] := '{}';
+    v_b      numeric[];
+    v_nega   numeric[];
+    v_both   numeric[];
+    v_q      numeric[] := ARRAY[0, 1, 1, 0];  -- the neutral element
+    v_enc    bytea := pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex');
+    v_i      integer;
+BEGIN
+    IF pg_catalog.octet_length(_ed25519_verify.pub) <> 32 OR pg_catalog.octet_length(_ed25519_verify.sig) <> 64
+       OR pg_catalog.get_byte(_ed25519_verify.sig, 63) & 224 <> 0 THEN
+        RETURN false;
+    END IF;
+    -- S, little-endian, must be below L.
+    FOR v_i IN REVERSE 63..32 LOOP
+        v_s := v_s * 256 + pg_catalog.get_byte(_ed25519_verify.sig, v_i);
+    END LOOP;
+    IF v_s >= c_l THEN
+        RETURN false;
+    END IF;
+
+    -- A: y (255 bits, little-endian) and the sign of x (RFC 8032 5.1.3).
+    v_y := pg_catalog.get_byte(_ed25519_verify.pub, 31) & 127;
+    FOR v_i IN REVERSE 30..0 LOOP
+        v_y := v_y * 256 + pg_catalog.get_byte(_ed25519_verify.pub, v_i);
+    END LOOP;
+    v_y := pg_catalog.mod(v_y, c_p);
+    v_sign := pg_catalog.get_byte(_ed25519_verify.pub, 31) >> 7;
+    v_u := pg_catalog.mod(v_y * v_y - 1 + c_p, c_p);
+    v_v := pg_catalog.mod(pg_catalog.mod(c_d * v_y, c_p) * v_y + 1, c_p);
+    v_v3 := pg_catalog.mod(pg_catalog.mod(v_v * v_v, c_p) * v_v, c_p);
+    -- x = u v^3 (u v^7)^((p-5)/8)
+    v_base := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * pg_catalog.mod(v_v3 * v_v, c_p), c_p);
+    v_exp := pg_catalog.div(c_p - 5, 8);
+    v_pow := 1;
+    WHILE v_exp > 0 LOOP
+        IF pg_catalog.mod(v_exp, 2) = 1 THEN
+            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+        END IF;
+        v_base := pg_catalog.mod(v_base * v_base, c_p);
+        v_exp := pg_catalog.div(v_exp, 2);
+    END LOOP;
+    v_x := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * v_pow, c_p);
+    v_base := pg_catalog.mod(pg_catalog.mod(v_x * v_x, c_p) * v_v, c_p);
+    IF v_base = v_u THEN
+        NULL;
+    ELSIF v_base = pg_catalog.mod(c_p - v_u, c_p) THEN
+        v_x := pg_catalog.mod(v_x * c_sqrtm1, c_p);
+    ELSE
+        RETURN false;  -- not a point of the curve
+    END IF;
+    IF pg_catalog.mod(v_x, 2) <> v_sign THEN
+        v_x := pg_catalog.mod(c_p - v_x, c_p);
+    END IF;
+    -- -A = (-x, y)
+    v_x := pg_catalog.mod(c_p - v_x, c_p);
+    v_nega := ARRAY[v_x, v_y, 1, pg_catalog.mod(v_x * v_y, c_p)];
+    v_b := ARRAY[c_bx, c_by, 1, pg_catalog.mod(c_bx * c_by, c_p)];
+    v_both := webhooks._ed25519_add(v_b, v_nega);
+
+    -- k = SHA-512(R || A || msg) mod L, little-endian.
+    v_digest := pg_catalog.sha512(pg_catalog.substr(_ed25519_verify.sig, 1, 32) || _ed25519_verify.pub || _ed25519_verify.msg);
+    FOR v_i IN REVERSE 63..0 LOOP
+        v_k := v_k * 256 + pg_catalog.get_byte(v_digest, v_i);
+    END LOOP;
+    v_k := pg_catalog.mod(v_k, c_l);
+
+    -- [S]B + [k](-A), both scalars below 2^253, bits from the top (Shamir).
+    FOR v_i IN 1..253 LOOP
+        v_sbits := v_sbits || pg_catalog.mod(v_s, 2)::integer;
+        v_kbits := v_kbits || pg_catalog.mod(v_k, 2)::integer;
+        v_s := pg_catalog.div(v_s, 2);
+        v_k := pg_catalog.div(v_k, 2);
+    END LOOP;
+    FOR v_i IN REVERSE 253..1 LOOP
+        v_q := webhooks._ed25519_add(v_q, v_q);
+        IF v_sbits[v_i] = 1 AND v_kbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_both);
+        ELSIF v_sbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_b);
+        ELSIF v_kbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_nega);
+        END IF;
+    END LOOP;
+
+    -- Encode: y = Y/Z little-endian, the low bit of x = X/Z on top.
+    v_base := v_q[3];
+    v_exp := c_p - 2;
+    v_pow := 1;
+    WHILE v_exp > 0 LOOP
+        IF pg_catalog.mod(v_exp, 2) = 1 THEN
+            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+        END IF;
+        v_base := pg_catalog.mod(v_base * v_base, c_p);
+        v_exp := pg_catalog.div(v_exp, 2);
+    END LOOP;
+    v_x := pg_catalog.mod(v_q[1] * v_pow, c_p);
+    v_y := pg_catalog.mod(v_q[2] * v_pow, c_p);
+    FOR v_i IN 0..31 LOOP
+        v_enc := pg_catalog.set_byte(v_enc, v_i, pg_catalog.mod(v_y, 256)::integer);
+        v_y := pg_catalog.div(v_y, 256);
+    END LOOP;
+    v_enc := pg_catalog.set_byte(v_enc, 31, pg_catalog.get_byte(v_enc, 31) | (pg_catalog.mod(v_x, 2)::integer << 7));
+    RETURN v_enc = pg_catalog.substr(_ed25519_verify.sig, 1, 32);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) IS 'Private (_verify_signature): true when sig is a valid Ed25519 signature (RFC 8032) of msg under the 32-byte public key pub, as Go''s crypto/ed25519.Verify decides; numeric arithmetic and the built-in sha512(), no pgcrypto. Tens of milliseconds per call. Never raises.';
+
 CREATE FUNCTION webhooks._equal_ct(a bytea, b bytea) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
@@ -222,7 +384,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -274,6 +436,15 @@ BEGIN
     WHEN 'shopify' THEN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
+
+    WHEN 'paddle' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> 'event_type' ->> 's', ''), '');
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
@@ -861,6 +1032,7 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'paddle'           THEN 'paddle-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -877,6 +1049,10 @@ BEGIN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'paddle' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
@@ -962,6 +1138,8 @@ DECLARE
     v_entries integer := 0;
     v_pos     integer;
     v_sigs    bytea[] := '{}';
+    v_asigs   bytea[] := '{}';  -- standardwebhooks v1a (Ed25519) signatures
+    v_pubs    bytea[];
     v_sig     bytea;
     v_ts_raw  text;     -- NULL for the kinds that sign no timestamp
     v_ts_seen boolean := false;
@@ -1043,16 +1221,19 @@ BEGIN
         LOOP
             v_entries := v_entries + 1;
             v_pos := pg_catalog.strpos(v_entry, ',');
-            -- Entries of other versions (the asymmetric v1a, ...) are skipped.
+            -- Entries of other versions are skipped.
             IF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1'
                AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{43}=$' THEN
                 v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
+            ELSIF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1a'
+               AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{86}==$' THEN
+                v_asigs := v_asigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
             END IF;
         END LOOP;
         IF v_entries = 0 THEN
             RETURN 'signature missing';
         END IF;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        IF pg_catalog.cardinality(v_sigs) = 0 AND pg_catalog.cardinality(v_asigs) = 0 THEN
             RETURN 'signature malformed';
         END IF;
         v_ts_raw := coalesce(_verify_signature.headers -> 'webhook-timestamp' ->> 0, '');
@@ -1073,6 +1254,37 @@ BEGIN
         END IF;
         v_sigs := ARRAY[v_sig];
 
+    WHEN 'paddle' THEN
+        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
+        IF v_header ~ ('^[' || c_ws || ']*$') THEN
+            RETURN 'signature missing';
+        END IF;
+        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+            v_pos := pg_catalog.strpos(v_entry, '=');
+            CONTINUE WHEN v_pos = 0;
+            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+                -- Which of two different ts values was signed would be a guess.
+                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                    RETURN 'timestamp malformed';
+                END IF;
+                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+                v_ts_seen := true;
+            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+            END IF;
+        END LOOP;
+        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+            RETURN 'signature malformed';
+        END IF;
+        IF NOT v_ts_seen THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_ts_raw = '' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_prefix := v_ts_raw || ':';
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
             USING ERRCODE = 'invalid_parameter_value';
@@ -1092,6 +1304,11 @@ BEGIN
     IF _verify_signature.kind = 'standardwebhooks' THEN
         v_keys := ARRAY(SELECT webhooks._whsec_key(s.secret)
                         FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE NOT pg_catalog.starts_with(s.secret, 'whpk_')
+                        ORDER BY s.n);
+        v_pubs := ARRAY(SELECT webhooks._whpk_key(s.secret)
+                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE pg_catalog.starts_with(s.secret, 'whpk_')
                         ORDER BY s.n);
     ELSE
         v_keys := ARRAY(SELECT pg_catalog.convert_to(s.secret, 'UTF8')
@@ -1111,6 +1328,19 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
+    -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
+    IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
+        <<pubs>>
+        FOREACH v_key IN ARRAY coalesce(v_pubs, '{}') LOOP
+            CONTINUE WHEN v_key IS NULL;
+            FOREACH v_sig IN ARRAY v_asigs LOOP
+                IF webhooks._ed25519_verify(v_key, v_msg, v_sig) THEN
+                    v_match := true;
+                    EXIT pubs;
+                END IF;
+            END LOOP;
+        END LOOP;
+    END IF;
     IF NOT v_match THEN
         RETURN 'signature mismatch';
     END IF;
@@ -1124,6 +1354,26 @@ END;
 $_$;
 
 COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._whpk_key(secret text) RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    v_key bytea;
+BEGIN
+    IF NOT pg_catalog.starts_with(_whpk_key.secret, 'whpk_') THEN
+        RETURN NULL;
+    END IF;
+    v_key := coalesce(webhooks._base64_decode(pg_catalog.substr(_whpk_key.secret, 6), true),
+                      webhooks._base64_decode(pg_catalog.substr(_whpk_key.secret, 6), false));
+    IF pg_catalog.octet_length(v_key) <> 32 THEN
+        RETURN NULL;
+    END IF;
+    RETURN v_key;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._whpk_key(secret text) IS 'Private: the 32-byte Ed25519 public key of a Standard Webhooks whpk_ key (base64, padded or not, after the prefix); NULL when it is not one. Never raises.';
 
 CREATE FUNCTION webhooks._whsec_key(secret text) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -1630,7 +1880,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea)
                                     pg_catalog.now()) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2699,7 +2949,7 @@ CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) 
     AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'paddle', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -2728,7 +2978,17 @@ BEGIN
             RAISE EXCEPTION 'pginbox: provider kind %: secret % of % is empty', set_provider.kind, i, v_n
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        IF set_provider.kind = 'standardwebhooks' THEN
+        IF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whsk_') THEN
+            RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: a whsk_ signing key is the sender''s private key; configure its public key (whpk_)', i, v_n
+                USING ERRCODE = 'invalid_parameter_value';
+        ELSIF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whpk_') THEN
+            IF webhooks._whpk_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]) IS NULL THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not the base64 of a 32-byte Ed25519 public key after the "whpk_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        ELSIF set_provider.kind = 'standardwebhooks' THEN
             v_key := webhooks._whsec_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]);
             IF v_key IS NULL THEN
                 RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not base64 after the optional "whsec_" prefix', i, v_n
@@ -2754,7 +3014,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, paddle) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3157,7 +3417,7 @@ CREATE TABLE webhooks.provider_secrets (
     kind text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
+    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'paddle'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );
@@ -3391,6 +3651,10 @@ REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FRO
 
 REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
@@ -3432,6 +3696,8 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._whpk_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 

@@ -815,6 +815,7 @@ var signers = map[string]signer{
 		h.Set("X-Shopify-Topic", "orders/create")
 		return h
 	},
+	"paddle": func(secret, body, _ string, at time.Time) http.Header { return testsign.Paddle(secret, body, at) },
 }
 
 // sampleBody is a delivery of each kind whose idempotency key is key.
@@ -830,6 +831,8 @@ func sampleBody(kind, key string) string {
 		return fmt.Sprintf(`{"action": "opened", "issue": {"number": 1, "title": %q}}`, key)
 	case "standardwebhooks":
 		return `{"type": "user.created", "data": {"id": 1}}`
+	case "paddle":
+		return fmt.Sprintf(`{"event_id": %q, "event_type": "transaction.completed", "occurred_at": "2026-12-02T01:00:00.000000Z", "data": {"id": "txn_1", "customer_id": "ctm_1"}}`, key)
 	default:
 		return fmt.Sprintf(`{"id": 1, "total": "10.00", "note": %q}`, key)
 	}
@@ -842,6 +845,7 @@ var secretsFor = map[string][2]string{
 	"github":           {"gh-secret-old-0123", "gh-secret-new-0123"},
 	"standardwebhooks": {"whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-old-key")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-new-key"))},
 	"shopify":          {"shpss_secret_old_0123", "shpss_secret_new_0123"},
+	"paddle":           {"pdl_ntfset_01old_secret_0123", "pdl_ntfset_01new_secret_0123"},
 }
 
 var (

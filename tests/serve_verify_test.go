@@ -33,7 +33,7 @@ func TestServeVerification(t *testing.T) {
 	}
 	var cases []tc
 	for kind := range secretsFor {
-		timed := kind == "sume" || kind == "stripe" || kind == "standardwebhooks"
+		timed := kind == "sume" || kind == "stripe" || kind == "standardwebhooks" || kind == "paddle"
 		cases = append(cases,
 			tc{name: "valid", kind: kind, wantStatus: 200},
 			tc{name: "second of two secrets", kind: kind, wantStatus: 200,
@@ -66,11 +66,11 @@ func TestServeVerification(t *testing.T) {
 		case "tampered body":
 			body = strings.Replace(body, "{", `{"extra": 1, `, 1)
 		case "missing signature":
-			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256"} {
+			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256", "Paddle-Signature"} {
 				h.Del(k)
 			}
 		case "malformed signature":
-			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256"} {
+			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256", "Paddle-Signature"} {
 				if h.Get(k) != "" {
 					h.Set(k, "%%%garbage%%%")
 				}

@@ -555,6 +555,9 @@ func TestSignedSecretsNeverInErrors(t *testing.T) {
 		{"base64 with a space", "standardwebhooks", []string{"whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw"}, "22023", "not base64"},
 		{"whsec prefix only", "standardwebhooks", []string{"whsec_"}, "22023", "secret 1 of 1: empty"},
 		{"second whsec bad", "standardwebhooks", []string{good, "whsec_???secretvalue"}, "22023", "secret 2 of 2"},
+		{"whpk of 31 bytes", "standardwebhooks", []string{good, "whpk_" + base64.StdEncoding.EncodeToString(make([]byte, 31))}, "22023", "secret 2 of 2: not the base64 of a 32-byte Ed25519 public key"},
+		{"whpk not base64", "standardwebhooks", []string{"whpk_!!publickeyvalue!!"}, "22023", "secret 1 of 1: not the base64 of a 32-byte"},
+		{"whsk private key", "standardwebhooks", []string{"whsk_" + base64.StdEncoding.EncodeToString([]byte("a private signing key of 64 bytes, which is never configured!!!"))}, "22023", "configure its public key (whpk_)"},
 	}
 	for _, tt := range tests {
 		_, err := pool.Exec(ctx, `SELECT webhooks.set_provider('p', $1, $2)`, tt.kind, tt.secrets)
@@ -582,10 +585,12 @@ func TestSignedSecretsNeverInErrors(t *testing.T) {
 
 	// Accepted: an unprefixed, an unpadded and a padded Standard Webhooks
 	// secret; a secret listed twice is stored once.
+	// A whpk_ public key (padded or not) is accepted beside them.
+	pub := "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="
 	execSQL(t, pool, `SELECT webhooks.set_provider('p', 'standardwebhooks', $1)`,
-		[]string{good, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2VjcmV0Cg", "whsec_c2VjcmV0Cg==", good})
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.provider_secrets WHERE provider = 'p' AND kind = 'standardwebhooks'`); n != 4 {
-		t.Fatalf("%d secrets stored, want 4", n)
+		[]string{good, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2VjcmV0Cg", "whsec_c2VjcmV0Cg==", good, pub, strings.TrimRight(pub, "=")})
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.provider_secrets WHERE provider = 'p' AND kind = 'standardwebhooks'`); n != 6 {
+		t.Fatalf("%d secrets stored, want 6", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/provider/github"
+	"github.com/pginbox/pginbox/internal/provider/paddle"
 	"github.com/pginbox/pginbox/internal/provider/shopify"
 	"github.com/pginbox/pginbox/internal/provider/sig"
 	"github.com/pginbox/pginbox/internal/provider/standardwebhooks"
@@ -57,6 +58,17 @@ var kinds = []Kind{
 		NewVerifier: github.NewVerifier,
 		NewEventLog: func(e Endpoint) (apiclient.EventLog, error) {
 			l, err := github.NewEventLog(e.Provider, e.URL, e.AppID, e.Key)
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
+		},
+	},
+	{
+		Name:        "paddle",
+		NewVerifier: paddle.NewVerifier,
+		NewEventLog: func(e Endpoint) (apiclient.EventLog, error) {
+			l, err := paddle.NewEventLog(e.Provider, e.URL, e.Key)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@
 package testsign
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -99,4 +100,31 @@ func JSON(h http.Header) string {
 		panic(err) // a map of strings always marshals
 	}
 	return string(b)
+}
+
+// Paddle returns Paddle-Signature: ts=<timestamp>;h1=hex(HMAC-SHA256(secret, "<ts>:<body>")).
+func Paddle(secret, body string, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	h := http.Header{}
+	h.Set("Paddle-Signature", "ts="+ts+";h1="+HMACHex([]byte(secret), ts, ":", body))
+	return h
+}
+
+// StandardWebhooksV1a returns webhook-id, webhook-timestamp and
+// webhook-signature: v1a,base64(Ed25519(priv, "<id>.<timestamp>.<body>")),
+// the asymmetric version of Standard Webhooks; its receiver holds the
+// public key as whpk_<base64>.
+func StandardWebhooksV1a(priv ed25519.PrivateKey, id, body string, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	h := http.Header{}
+	h.Set("Webhook-Id", id)
+	h.Set("Webhook-Timestamp", ts)
+	h.Set("Webhook-Signature", "v1a,"+base64.StdEncoding.EncodeToString(ed25519.Sign(priv, []byte(id+"."+ts+"."+body))))
+	return h
+}
+
+// Whpk returns the whpk_ public key of priv, as a Standard Webhooks receiver
+// is given it.
+func Whpk(priv ed25519.PrivateKey) string {
+	return "whpk_" + base64.StdEncoding.EncodeToString(priv.Public().(ed25519.PublicKey))
 }

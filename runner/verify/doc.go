@@ -17,12 +17,16 @@
 //     key: X-GitHub-Delivery; type: X-GitHub-Event, plus "."+action when the body has one.
 //   - standardwebhooks: webhook-signature: v1,<base64 HMAC-SHA256 of
 //     "<webhook-id>.<webhook-timestamp>.<body>"> (space-separated list), keyed by
-//     the base64 secret after its optional "whsec_" prefix;
+//     the base64 secret after its optional "whsec_" prefix, and v1a,<base64
+//     Ed25519 signature of the same> verified with "whpk_<base64>" public keys
+//     listed among the secrets;
 //     key: webhook-id; type: top-level type.
 //   - shopify: X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of body>;
 //     key: X-Shopify-Event-Id; type: X-Shopify-Topic.
+//   - paddle: Paddle-Signature: ts=<ts>;h1=<hex HMAC-SHA256 of "<ts>:<body>">[;h1=…];
+//     key: top-level event_id; type: top-level event_type.
 //
-// Schemes that sign a timestamp (sume, stripe, standardwebhooks) refuse one
+// Schemes that sign a timestamp (sume, stripe, standardwebhooks, paddle) refuse one
 // more than five minutes before or after now. Every kind accepts several
 // secrets at once (rotation): a delivery is valid if any of them verifies it.
 // Signatures are computed over the exact raw body bytes and compared in

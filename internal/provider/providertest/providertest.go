@@ -34,6 +34,11 @@ func StripeHeader(secret string, ts int64, body string) http.Header {
 	return testsign.Stripe(secret, body, time.Unix(ts, 0))
 }
 
+// PaddleHeader signs a Paddle delivery at unix time ts.
+func PaddleHeader(secret string, ts int64, body string) http.Header {
+	return testsign.Paddle(secret, body, time.Unix(ts, 0))
+}
+
 // GitHubHeader signs a GitHub delivery.
 func GitHubHeader(secret, body string) http.Header { return testsign.GitHub(secret, body) }
 

@@ -1,6 +1,7 @@
 package standardwebhooks
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -20,25 +21,63 @@ import (
 //	webhook-signature: v1,<base64> [v1,<base64> ...]
 //
 // where each v1 is HMAC-SHA256(key, "<id>.<timestamp>.<raw body>") and key is
-// the base64-decoded secret after its optional "whsec_" prefix. Entries of
-// other versions (e.g. "v1a,") are ignored.
-type verifier struct{ keys sig.Keys }
+// the base64-decoded secret after its optional "whsec_" prefix. The
+// asymmetric version is accepted too: each "v1a,<base64>" entry is an
+// Ed25519 signature of the same "<id>.<timestamp>.<raw body>", verified with
+// the public keys configured as "whpk_<base64 of 32 bytes>". A provider may
+// list whsec_ secrets and whpk_ keys together; a delivery is valid if any
+// v1 entry matches any secret or any v1a entry verifies with any public key.
+// Entries of other versions are ignored.
+type verifier struct {
+	keys sig.Keys
+	pubs []ed25519.PublicKey
+}
 
 var _ sig.Provider = (*verifier)(nil)
 
 // NewVerifier returns the standardwebhooks verifier accepting deliveries
-// signed with any of secrets. runner/verify.New has checked them: at least
+// signed with any of secrets: whsec_ secrets (or unprefixed base64) for v1,
+// whpk_ public keys for v1a. runner/verify.New has checked them: at least
 // one, none empty; the length of each decoded key is checked here.
 func NewVerifier(secrets []string) (sig.Provider, error) {
-	keys := make(sig.Keys, len(secrets))
+	v := &verifier{}
 	for i, s := range secrets {
+		if strings.HasPrefix(s, "whpk_") {
+			pub, err := decodeWhpk(s)
+			if err != nil {
+				return nil, fmt.Errorf("provider kind standardwebhooks: secret %d of %d: %w", i+1, len(secrets), err)
+			}
+			v.pubs = append(v.pubs, pub)
+			continue
+		}
+		if strings.HasPrefix(s, "whsk_") {
+			return nil, fmt.Errorf("provider kind standardwebhooks: secret %d of %d: a whsk_ signing key is the sender's private key; configure its public key (whpk_)", i+1, len(secrets))
+		}
 		key, err := decodeWhsec(s)
 		if err != nil {
 			return nil, fmt.Errorf("provider kind standardwebhooks: secret %d of %d: %w", i+1, len(secrets), err)
 		}
-		keys[i] = key
+		v.keys = append(v.keys, key)
 	}
-	return &verifier{keys: keys}, nil
+	return v, nil
+}
+
+// decodeWhpk decodes a Standard Webhooks public key: "whpk_" and the base64
+// (padded or not) of a 32-byte Ed25519 public key. Its errors never
+// contain the key.
+func decodeWhpk(secret string) (ed25519.PublicKey, error) {
+	s := strings.TrimPrefix(secret, "whpk_")
+	key, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		key, err = base64.RawStdEncoding.DecodeString(s)
+	}
+	if err != nil {
+		return nil, errors.New(`not base64 after the "whpk_" prefix`)
+	}
+	if len(key) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("the decoded public key is %d bytes, not the %d of an Ed25519 key", len(key), ed25519.PublicKeySize)
+	}
+	return ed25519.PublicKey(key), nil
 }
 
 // decodeWhsec decodes a Standard Webhooks secret: base64, padded or not,
@@ -68,7 +107,7 @@ func (p *verifier) Kind() string { return "standardwebhooks" }
 // A missing webhook-id is signed as empty; Identify then refuses the delivery
 // for its missing idempotency key.
 func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
-	sigs, err := parseStandardSignatures(h.Get("webhook-signature"))
+	sigs, asym, err := parseStandardSignatures(h.Get("webhook-signature"))
 	if err != nil {
 		return err
 	}
@@ -77,39 +116,65 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if !p.keys.Match(sigs, h.Get("webhook-id")+"."+rawTS+".", body) {
+	prefix := h.Get("webhook-id") + "." + rawTS + "."
+	if !p.keys.Match(sigs, prefix, body) && !p.matchAsymmetric(asym, prefix, body) {
 		return sig.Unauthorized(sig.ReasonSignatureMismatch)
 	}
 	return sig.CheckTolerance(ts, now)
 }
 
-// parseStandardSignatures returns the well-formed v1 signatures of a
-// space-separated webhook-signature list.
-func parseStandardSignatures(header string) ([][]byte, error) {
+// matchAsymmetric reports whether any of the v1a signatures verifies
+// prefix followed by body with any of the public keys.
+func (p *verifier) matchAsymmetric(asym [][]byte, prefix string, body []byte) bool {
+	if len(asym) == 0 || len(p.pubs) == 0 {
+		return false
+	}
+	msg := make([]byte, 0, len(prefix)+len(body))
+	msg = append(append(msg, prefix...), body...)
+	for _, pub := range p.pubs {
+		for _, s := range asym {
+			if ed25519.Verify(pub, msg, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parseStandardSignatures returns the well-formed v1 signatures (32-byte
+// MACs) and v1a signatures (64-byte Ed25519 signatures), in padded base64,
+// of a space-separated webhook-signature list.
+func parseStandardSignatures(header string) (sigs, asym [][]byte, err error) {
 	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
+		return nil, nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
 	}
 	entries := strings.Fields(header)
 	if err := sig.CheckBounds(header, len(entries)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(entries) == 0 {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
+		return nil, nil, sig.Unauthorized(sig.ReasonSignatureMissing)
 	}
-	var sigs [][]byte
 	for _, e := range entries {
 		version, v, ok := strings.Cut(e, ",")
-		if !ok || version != "v1" {
-			continue // another version, e.g. the asymmetric v1a
+		if !ok {
+			continue
 		}
-		if mac, err := base64.StdEncoding.DecodeString(v); err == nil && len(mac) == sha256.Size {
-			sigs = append(sigs, mac)
+		switch version {
+		case "v1":
+			if mac, err := base64.StdEncoding.DecodeString(v); err == nil && len(mac) == sha256.Size {
+				sigs = append(sigs, mac)
+			}
+		case "v1a":
+			if s, err := base64.StdEncoding.DecodeString(v); err == nil && len(s) == ed25519.SignatureSize {
+				asym = append(asym, s)
+			}
 		}
 	}
-	if len(sigs) == 0 {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
+	if len(sigs) == 0 && len(asym) == 0 {
+		return nil, nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
 	}
-	return sigs, nil
+	return sigs, asym, nil
 }
 
 // Identify takes the idempotency key from webhook-id and the event type from

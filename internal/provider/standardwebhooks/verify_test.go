@@ -123,14 +123,23 @@ func TestStandardWebhooksIdentify(t *testing.T) {
 }
 
 func FuzzParseStandardSignatures(f *testing.F) {
-	for _, s := range []string{"", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1a,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1,", "v1,,", ",", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "v2,x v1,y"} {
+	for _, s := range []string{"", "v1a," + strings.Repeat("A", 86) + "==", "v1a," + strings.Repeat("A", 86), "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1a,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1,", "v1,,", ",", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "v2,x v1,y"} {
 		f.Add(s, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330")
 	}
 	f.Fuzz(func(t *testing.T, header, id, ts string) {
-		sigs, err := standardwebhooks.ParseStandardSignatures(header)
+		sigs, asym, err := standardwebhooks.ParseStandardSignatures(header)
 		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
 		if err == nil {
-			checkSigs(t, sigs)
+			if len(sigs) > 0 {
+				checkSigs(t, sigs)
+			} else if len(asym) == 0 {
+				t.Fatal("accepted a header with no signature")
+			}
+			for _, s := range asym {
+				if len(s) != 64 {
+					t.Fatalf("accepted a %d-byte v1a signature", len(s))
+				}
+			}
 		}
 		verifyAll(t, headers("webhook-signature", header, "webhook-id", id, "webhook-timestamp", ts), []byte(`{"test": 2432232314}`))
 	})

@@ -25,6 +25,7 @@
 --                     action when it has one
 --   standardwebhooks  webhook-id; type
 --   shopify           X-Shopify-Event-Id; X-Shopify-Topic
+--   paddle            body event_id; event_type
 CREATE OR REPLACE FUNCTION webhooks._identify(
     kind        text,
     headers     jsonb,
@@ -89,7 +90,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -141,6 +142,15 @@ BEGIN
     WHEN 'shopify' THEN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
+
+    WHEN 'paddle' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> 'event_type' ->> 's', ''), '');
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind

@@ -33,7 +33,9 @@
 -- (ingest_webhook's body_sha256): a signed body already stored under another
 -- key is a duplicate of that event, and a known key is never updated.
 --
--- HMAC-SHA256 is webhooks._hmac_sha256 on the built-in sha256(): no pgcrypto.
+-- HMAC-SHA256 is webhooks._hmac_sha256 on the built-in sha256(), and Ed25519
+-- (the v1a signatures of standardwebhooks) webhooks._ed25519_verify on
+-- numeric and the built-in sha512(): no pgcrypto.
 CREATE OR REPLACE FUNCTION webhooks._ingest_signed_at(
     provider text,
     headers  jsonb,

@@ -11,7 +11,7 @@
 -- SECURITY DEFINER with a pinned search_path: a role granted EXECUTE
 -- (webhooks.grant_ingest_signed) can verify with the secrets but cannot read
 -- them.
-CREATE FUNCTION webhooks.ingest_signed(
+CREATE OR REPLACE FUNCTION webhooks.ingest_signed(
     provider text,
     headers  jsonb,
     body     bytea
@@ -34,7 +34,7 @@ REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) FROM PUBLIC;
 COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
   'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
   'body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), '
-  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then '
+  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle), then '
   'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the '
   'body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header '
   'name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 '

@@ -10,6 +10,7 @@
 --                               the X-Sume-Signature (comma/space separated) or
 --                               webhook-signature (space separated) list, or
 --                               entries other than t= of Stripe-Signature
+--                               (ts= of Paddle-Signature, split on ";")
 -- Providers send one signature per active secret (two while rotating), so 8
 -- leaves room and a real delivery never comes near either bound. GitHub and
 -- Shopify carry a single signature; only the size applies to them.
@@ -34,6 +35,7 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'paddle'           THEN 'paddle-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -50,6 +52,10 @@ BEGIN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'paddle' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e

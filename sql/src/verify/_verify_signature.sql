@@ -17,8 +17,13 @@
 --   github            X-Hub-Signature-256: sha256=<hex> over the body
 --   standardwebhooks  webhook-signature: v1,<base64> entries (space separated) over
 --                     "<webhook-id>.<webhook-timestamp>.<body>", key = base64 of the
---                     secret after "whsec_"; 5 minutes either way
+--                     secret after "whsec_"; 5 minutes either way. v1a,<base64>
+--                     entries are Ed25519 signatures of the same, verified with the
+--                     whpk_ public keys among the secrets (_ed25519_verify), only
+--                     when no v1 entry matched a whsec_ secret
 --   shopify           X-Shopify-Hmac-Sha256: <base64> over the body
+--   paddle            Paddle-Signature: ts=<ts>;h1=<hex>[;h1=...] over "<ts>:<body>";
+--                     two different ts values are malformed; 5 minutes either way
 -- Every secret is tried (rotation); MACs are compared with _equal_ct. Nothing
 -- here raises on a delivery, and the reasons never carry a header, the body,
 -- a secret or a computed MAC.
@@ -44,6 +49,8 @@ DECLARE
     v_entries integer := 0;
     v_pos     integer;
     v_sigs    bytea[] := '{}';
+    v_asigs   bytea[] := '{}';  -- standardwebhooks v1a (Ed25519) signatures
+    v_pubs    bytea[];
     v_sig     bytea;
     v_ts_raw  text;     -- NULL for the kinds that sign no timestamp
     v_ts_seen boolean := false;
@@ -125,16 +132,19 @@ BEGIN
         LOOP
             v_entries := v_entries + 1;
             v_pos := pg_catalog.strpos(v_entry, ',');
-            -- Entries of other versions (the asymmetric v1a, ...) are skipped.
+            -- Entries of other versions are skipped.
             IF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1'
                AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{43}=$' THEN
                 v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
+            ELSIF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1a'
+               AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{86}==$' THEN
+                v_asigs := v_asigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
             END IF;
         END LOOP;
         IF v_entries = 0 THEN
             RETURN 'signature missing';
         END IF;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        IF pg_catalog.cardinality(v_sigs) = 0 AND pg_catalog.cardinality(v_asigs) = 0 THEN
             RETURN 'signature malformed';
         END IF;
         v_ts_raw := coalesce(_verify_signature.headers -> 'webhook-timestamp' ->> 0, '');
@@ -155,6 +165,37 @@ BEGIN
         END IF;
         v_sigs := ARRAY[v_sig];
 
+    WHEN 'paddle' THEN
+        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
+        IF v_header ~ ('^[' || c_ws || ']*$') THEN
+            RETURN 'signature missing';
+        END IF;
+        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+            v_pos := pg_catalog.strpos(v_entry, '=');
+            CONTINUE WHEN v_pos = 0;
+            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+                -- Which of two different ts values was signed would be a guess.
+                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                    RETURN 'timestamp malformed';
+                END IF;
+                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+                v_ts_seen := true;
+            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+            END IF;
+        END LOOP;
+        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+            RETURN 'signature malformed';
+        END IF;
+        IF NOT v_ts_seen THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_ts_raw = '' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_prefix := v_ts_raw || ':';
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
             USING ERRCODE = 'invalid_parameter_value';
@@ -174,6 +215,11 @@ BEGIN
     IF _verify_signature.kind = 'standardwebhooks' THEN
         v_keys := ARRAY(SELECT webhooks._whsec_key(s.secret)
                         FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE NOT pg_catalog.starts_with(s.secret, 'whpk_')
+                        ORDER BY s.n);
+        v_pubs := ARRAY(SELECT webhooks._whpk_key(s.secret)
+                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE pg_catalog.starts_with(s.secret, 'whpk_')
                         ORDER BY s.n);
     ELSE
         v_keys := ARRAY(SELECT pg_catalog.convert_to(s.secret, 'UTF8')
@@ -193,6 +239,19 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
+    -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
+    IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
+        <<pubs>>
+        FOREACH v_key IN ARRAY coalesce(v_pubs, '{}') LOOP
+            CONTINUE WHEN v_key IS NULL;
+            FOREACH v_sig IN ARRAY v_asigs LOOP
+                IF webhooks._ed25519_verify(v_key, v_msg, v_sig) THEN
+                    v_match := true;
+                    EXIT pubs;
+                END IF;
+            END LOOP;
+        END LOOP;
+    END IF;
     IF NOT v_match THEN
         RETURN 'signature mismatch';
     END IF;

@@ -107,6 +107,8 @@ func main() {
 	vs = append(vs, githubVectors()...)
 	vs = append(vs, standardWebhooksVectors()...)
 	vs = append(vs, shopifyVectors()...)
+	vs = append(vs, paddleVectors()...)
+	vs = append(vs, standardWebhooksV1aVectors()...)
 	vs = append(vs, boundsVectors()...)
 
 	seen := map[string]bool{}

@@ -1,0 +1,186 @@
+package paddle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/sig"
+)
+
+// EventLog reads Paddle Billing's event list, the event-log API of kind
+// paddle:
+//
+//	GET <BaseURL>/events?order_by=id[DESC]&per_page=200[&after=<cursor>]
+//	Authorization: Bearer <API key>
+//	→ {"data": [event, …], "meta": {"request_id": …, "pagination":
+//	   {"per_page": N, "next": "<url with after=…>", "has_more": bool, "estimated_total": N}}}
+//
+// Paddle keeps 90 days of events and has no time filter: the list is read
+// newest first (event ids are ordered by time; Paddle's default order is
+// oldest first, so order_by is always sent) and the pass stops at the first
+// page reaching before its window, as it does for Stripe. Each page's
+// cursor is the after of meta.pagination.next (else the last event_id
+// listed); the next URL itself is never requested, so only BaseURL's origin
+// is ever contacted. Every event is listed (no event_type filter) and
+// becomes what its webhook would carry: key = event_id, event type =
+// event_type, payload = the event object (a webhook's body is that object
+// with a notification_id). An API key with read access to events
+// (event.read) is enough.
+type EventLog struct {
+	provider string
+	base     string
+	key      string
+	client   *http.Client
+}
+
+var _ apiclient.EventLog = (*EventLog)(nil)
+
+// paddlePageSize is the largest page Paddle serves.
+const paddlePageSize = 200
+
+// NewEventLog returns the event-list client of a paddle provider. baseURL is
+// https://api.paddle.com (https://sandbox-api.paddle.com for a sandbox).
+func NewEventLog(provider, baseURL, key string) (*EventLog, error) {
+	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	o, err := apiclient.ParseOrigin(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
+	}
+	if key == "" {
+		return nil, fmt.Errorf("provider %s: no API key for Paddle's event list (a key with read access to events)", provider)
+	}
+	return &EventLog{provider: provider, base: baseURL, key: key, client: apiclient.NewClient(o)}, nil
+}
+
+// Provider returns the provider's name.
+func (s *EventLog) Provider() string { return s.provider }
+
+// Page reads one page of events, newest first. Paddle cannot filter by time:
+// the page may reach before since, where the pass stops.
+func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apiclient.LogPage, error) {
+	q := "order_by=id%5BDESC%5D&per_page=" + strconv.Itoa(paddlePageSize)
+	if cursor != "" {
+		q += "&after=" + url.QueryEscape(cursor)
+	}
+	body, h, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?"+q, http.Header{
+		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
+	})
+	if err != nil {
+		return apiclient.LogPage{}, err
+	}
+	page, err := s.parse(body)
+	page.ServedAt = apiclient.ServedAt(h)
+	return page, err
+}
+
+// parse reads a list page. A page whose envelope cannot be read (no data
+// array, no meta.pagination.has_more) is refused whole (a *MalformedError);
+// an event of a readable page that cannot be stored is returned with Skip
+// set, keyed by its event_id when it has one.
+func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
+	bad := func(reason string) (apiclient.LogPage, error) {
+		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
+	}
+	var list struct {
+		Data []json.RawMessage `json:"data"`
+		Meta struct {
+			Pagination struct {
+				Next    string `json:"next"`
+				HasMore *bool  `json:"has_more"`
+			} `json:"pagination"`
+		} `json:"meta"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return bad("not a list response")
+	}
+	if list.Data == nil || list.Meta.Pagination.HasMore == nil {
+		return bad(`no "data" or "meta.pagination.has_more"`)
+	}
+	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list.Data))}
+	last := ""
+	for i, raw := range list.Data {
+		e := entry(i, raw)
+		page.Entries = append(page.Entries, e)
+		if e.Key != "" {
+			last = e.Key
+		}
+	}
+	if !*list.Meta.Pagination.HasMore {
+		return page, nil
+	}
+	page.Next = afterOf(list.Meta.Pagination.Next)
+	if page.Next == "" {
+		page.Next = last // after takes a Paddle ID
+	}
+	if page.Next == "" {
+		return bad("has_more with no next cursor and no event_id to page after")
+	}
+	return page, nil
+}
+
+// afterOf returns the after parameter of a meta.pagination.next URL, "" when
+// there is none.
+func afterOf(next string) string {
+	u, err := url.Parse(next)
+	if err != nil {
+		return ""
+	}
+	a := u.Query().Get("after")
+	if !apiclient.ValidText(a) {
+		return ""
+	}
+	return a
+}
+
+// entry reads one listed event; one that cannot be stored has Skip set.
+func entry(i int, raw json.RawMessage) apiclient.LogEntry {
+	// The id and time are read leniently first, so that an event that
+	// cannot be stored is still named in the log and placed in time.
+	var head struct {
+		ID         any `json:"event_id"`
+		OccurredAt any `json:"occurred_at"`
+	}
+	_ = json.Unmarshal(raw, &head)
+	var e apiclient.LogEntry
+	if id, ok := head.ID.(string); ok && apiclient.ValidText(id) {
+		e.Key = id
+	}
+	if s, ok := head.OccurredAt.(string); ok {
+		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			e.Created = at
+		}
+	}
+	env, err := sig.ReadEnvelope(raw)
+	if err != nil {
+		why := "not JSON"
+		if r, ok := errors.AsType[*sig.RejectError](err); ok {
+			why = r.Reason
+		}
+		e.Skip = fmt.Sprintf("event %d is not a JSON object Postgres accepts (%s)", i, why)
+		return e
+	}
+	typ, ok := env.Str("event_type")
+	if e.Key == "" || !ok || !apiclient.ValidText(typ) {
+		e.Skip = fmt.Sprintf("event %d has no usable event_id or event_type", i)
+		return e
+	}
+	if e.Created.IsZero() {
+		e.Skip = fmt.Sprintf("event %d has no occurred_at time", i)
+		return e
+	}
+	e.EventType, e.Payload = typ, raw
+	return e
+}
+
+// Fetch returns e: the list carries whole events.
+func (s *EventLog) Fetch(_ context.Context, e apiclient.LogEntry) (apiclient.LogEntry, error) {
+	return e, nil
+}
