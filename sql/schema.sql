@@ -2300,11 +2300,19 @@ BEGIN
               AND e.status IN ('processed', 'dead')
             LIMIT v_limit
             FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM webhooks.events AS e
+            USING batch
+            WHERE e.id = batch.id
+            RETURNING e.provider, e.out_of_order
+        ), kept AS (
+            -- pginbox_out_of_order_total counts the stored events marked
+            -- out_of_order plus these: it must never go down.
+            INSERT INTO webhooks.out_of_order_pruned AS p (provider, events)
+            SELECT g.provider, count(*) FROM gone AS g WHERE g.out_of_order GROUP BY g.provider
+            ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()
         )
-        DELETE FROM webhooks.events AS e
-        USING batch
-        WHERE e.id = batch.id;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
+        SELECT count(*) INTO v_n FROM gone;
         v_events := v_events + v_n;
         EXIT WHEN v_n < v_limit;
     END LOOP;
@@ -3143,6 +3151,68 @@ COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_reached IS 'The oldest cr
 
 COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_until IS 'The end of the unfinished pass''s window: everything created between resume_reached and it has been read.';
 
+CREATE TABLE webhooks.event_errors (
+    event_id bigint NOT NULL,
+    seq bigint NOT NULL,
+    attempt integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    error text NOT NULL,
+    CONSTRAINT event_errors_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT event_errors_error_check CHECK ((char_length(error) <= 8192))
+);
+
+COMMENT ON TABLE webhooks.event_errors IS 'One row per failed attempt of an event (attempt number, time, error; oldest first by seq), kept across replays and deleted with the event. Written by fail() and rescue_leases().';
+
+CREATE TABLE webhooks.ordering (
+    provider text NOT NULL,
+    key_path text NOT NULL,
+    order_path text,
+    dead_blocks boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ordering_key_path_check CHECK (((btrim(key_path) <> ''::text) AND (octet_length(key_path) <= 1000))),
+    CONSTRAINT ordering_order_path_check CHECK (((btrim(order_path) <> ''::text) AND (octet_length(order_path) <= 1000))),
+    CONSTRAINT ordering_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
+);
+
+COMMENT ON TABLE webhooks.ordering IS 'Providers whose events are processed in strict order per key (set_ordering(), clear_ordering()).';
+
+COMMENT ON COLUMN webhooks.ordering.key_path IS 'SQL/JSON path to the sequence key in the payload (e.g. $.data.object.customer).';
+
+COMMENT ON COLUMN webhooks.ordering.order_path IS 'SQL/JSON path to the order value (e.g. $.created): numbers sort as numbers, text as text; NULL: by received_at, id.';
+
+COMMENT ON COLUMN webhooks.ordering.dead_blocks IS 'true: a dead event keeps its sequence waiting until it is replayed and processed; false: the sequence goes on.';
+
+CREATE VIEW webhooks.blocked_sequences AS
+ SELECT h.provider,
+    h.order_key AS sequence_key,
+    h.id AS head_event_id,
+    h.status AS head_status,
+    h.event_type AS head_event_type,
+    h.external_id AS head_external_id,
+    h.attempts,
+    h.max_attempts,
+    h.last_error,
+        CASE
+            WHEN (h.status = 'pending'::text) THEN h.run_after
+            ELSE NULL::timestamp with time zone
+        END AS next_attempt_at,
+    COALESCE(f.first_failed_at, h.claimed_at, h.updated_at) AS blocked_since,
+    w.waiting
+   FROM (((webhooks.events h
+     JOIN webhooks.ordering o ON ((o.provider = h.provider)))
+     LEFT JOIN LATERAL ( SELECT max(x.at) AS first_failed_at
+           FROM webhooks.event_errors x
+          WHERE ((x.event_id = h.id) AND (x.attempt = 1))) f ON (true))
+     CROSS JOIN LATERAL ( SELECT count(*) AS waiting
+           FROM webhooks.events a
+          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND ((a.status = 'processed'::text) = false) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
+  WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (NOT (EXISTS ( SELECT
+           FROM webhooks.events b
+          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND ((b.status = 'processed'::text) = false) AND ((b.status <> 'dead'::text) OR o.dead_blocks) AND (ROW(COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id) < ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))))));
+
+COMMENT ON VIEW webhooks.blocked_sequences IS 'Sequences of ordered providers whose head cannot run: failed and waiting for its next attempt, or dead while dead_blocks. Per sequence: provider, sequence_key, the head event (id, status, type, external id, attempts, last_error, next_attempt_at), blocked_since (its first failure of the current run) and how many unfinished events of the sequence wait behind it.';
+
 CREATE TABLE webhooks.check_results (
     run_at timestamp with time zone NOT NULL,
     name text NOT NULL,
@@ -3215,18 +3285,6 @@ ALTER TABLE webhooks.contradictions ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MAXVALUE
     CACHE 1
 );
-
-CREATE TABLE webhooks.event_errors (
-    event_id bigint NOT NULL,
-    seq bigint NOT NULL,
-    attempt integer NOT NULL,
-    at timestamp with time zone DEFAULT now() NOT NULL,
-    error text NOT NULL,
-    CONSTRAINT event_errors_attempt_check CHECK ((attempt >= 0)),
-    CONSTRAINT event_errors_error_check CHECK ((char_length(error) <= 8192))
-);
-
-COMMENT ON TABLE webhooks.event_errors IS 'One row per failed attempt of an event (attempt number, time, error; oldest first by seq), kept across replays and deleted with the event. Written by fail() and rescue_leases().';
 
 ALTER TABLE webhooks.event_errors ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME webhooks.event_errors_seq_seq
@@ -3360,25 +3418,14 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 
 COMMENT ON MATERIALIZED VIEW webhooks.latency_1h IS 'Per provider, events processed in the last hour (received in the last 24 h, not replayed): count and p50/p99 of received->processed and claimed->processed, in seconds.';
 
-CREATE TABLE webhooks.ordering (
+CREATE TABLE webhooks.out_of_order_pruned (
     provider text NOT NULL,
-    key_path text NOT NULL,
-    order_path text,
-    dead_blocks boolean DEFAULT true NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    events bigint DEFAULT 0 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT ordering_key_path_check CHECK (((btrim(key_path) <> ''::text) AND (octet_length(key_path) <= 1000))),
-    CONSTRAINT ordering_order_path_check CHECK (((btrim(order_path) <> ''::text) AND (octet_length(order_path) <= 1000))),
-    CONSTRAINT ordering_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
+    CONSTRAINT out_of_order_pruned_events_check CHECK ((events >= 0))
 );
 
-COMMENT ON TABLE webhooks.ordering IS 'Providers whose events are processed in strict order per key (set_ordering(), clear_ordering()).';
-
-COMMENT ON COLUMN webhooks.ordering.key_path IS 'SQL/JSON path to the sequence key in the payload (e.g. $.data.object.customer).';
-
-COMMENT ON COLUMN webhooks.ordering.order_path IS 'SQL/JSON path to the order value (e.g. $.created): numbers sort as numbers, text as text; NULL: by received_at, id.';
-
-COMMENT ON COLUMN webhooks.ordering.dead_blocks IS 'true: a dead event keeps its sequence waiting until it is replayed and processed; false: the sequence goes on.';
+COMMENT ON TABLE webhooks.out_of_order_pruned IS 'Per provider: events processed out of order (events.out_of_order) that prune() has deleted since, so that their count plus the events still stored never goes down.';
 
 CREATE TABLE webhooks.paused_providers (
     provider text NOT NULL,
@@ -3618,6 +3665,9 @@ ALTER TABLE ONLY webhooks.expectations
 ALTER TABLE ONLY webhooks.ordering
     ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
+ALTER TABLE ONLY webhooks.out_of_order_pruned
+    ADD CONSTRAINT out_of_order_pruned_pkey PRIMARY KEY (provider);
+
 ALTER TABLE ONLY webhooks.paused_providers
     ADD CONSTRAINT paused_providers_pkey PRIMARY KEY (provider);
 
@@ -3651,9 +3701,13 @@ CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, C
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
 
+CREATE INDEX events_order_failing_idx ON webhooks.events USING btree (provider, order_key) WHERE ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text])));
+
 CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
 
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX events_out_of_order_idx ON webhooks.events USING btree (provider) WHERE out_of_order;
 
 CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
 

@@ -287,7 +287,6 @@ var anomalies = []anomaly{
 		time.Sleep(1500 * time.Millisecond)
 	}},
 
-	// ordering
 	{check: "sequence_blocked_seconds", seed: func(t *testing.T, p *pgxpool.Pool) {
 		// The head of customer cus_1 failed an hour ago and is retried in
 		// place; the customer's next event waits behind it.

@@ -116,7 +116,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
 	page := string(dom)
-	for _, family := range []string{"latency", "referential", "volume", "payload", "database", "ordering"} {
+	for _, family := range []string{"latency", "referential", "volume", "payload", "database"} {
 		if !strings.Contains(page, `id="family-`+family+`"`) {
 			t.Errorf("the page shows no %s family", family)
 		}

@@ -36,7 +36,7 @@ func TestOrderingCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"stripe  $.data.object.customer", "$.created", "gh", "$.repository.id", "received_at",
+		"$.data.object.customer  $.created", "gh", "$.repository.id", "received_at",
 		"1 blocked sequences", "cus_9", strconv.FormatInt(head, 10), "1/", "handler: no such plan", "pginbox replay <head event>",
 	} {
 		if !strings.Contains(out, want) {

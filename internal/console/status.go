@@ -137,7 +137,7 @@ type reconcileRun struct {
 const orderingShown = 20
 
 // familyOrder is the order the check families are shown in.
-var familyOrder = []string{"latency", "referential", "volume", "payload", "database", "ordering"}
+var familyOrder = []string{"latency", "referential", "volume", "payload", "database"}
 
 // statusTTL is how long one gathered status serves every request: a flood
 // of GET / runs its queries at most once per statusTTL.
