@@ -3199,17 +3199,20 @@ CREATE VIEW webhooks.blocked_sequences AS
         END AS next_attempt_at,
     COALESCE(f.first_failed_at, h.claimed_at, h.updated_at) AS blocked_since,
     w.waiting
-   FROM (((webhooks.events h
+   FROM ((((webhooks.events h
      JOIN webhooks.ordering o ON ((o.provider = h.provider)))
+     CROSS JOIN LATERAL ( SELECT b.id
+           FROM webhooks.events b
+          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND ((b.status = 'processed'::text) IS FALSE) AND ((b.status <> 'dead'::text) OR o.dead_blocks))
+          ORDER BY COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id
+         LIMIT 1) head)
      LEFT JOIN LATERAL ( SELECT max(x.at) AS first_failed_at
            FROM webhooks.event_errors x
           WHERE ((x.event_id = h.id) AND (x.attempt = 1))) f ON (true))
      CROSS JOIN LATERAL ( SELECT count(*) AS waiting
            FROM webhooks.events a
-          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND ((a.status = 'processed'::text) = false) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
-  WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (NOT (EXISTS ( SELECT
-           FROM webhooks.events b
-          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND ((b.status = 'processed'::text) = false) AND ((b.status <> 'dead'::text) OR o.dead_blocks) AND (ROW(COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id) < ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))))));
+          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND ((a.status = 'processed'::text) IS FALSE) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
+  WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (head.id = h.id));
 
 COMMENT ON VIEW webhooks.blocked_sequences IS 'Sequences of ordered providers whose head cannot run: failed and waiting for its next attempt, or dead while dead_blocks. Per sequence: provider, sequence_key, the head event (id, status, type, external id, attempts, last_error, next_attempt_at), blocked_since (its first failure of the current run) and how many unfinished events of the sequence wait behind it.';
 

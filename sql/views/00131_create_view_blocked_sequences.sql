@@ -10,9 +10,14 @@
 --
 -- A plain view, read live and cheaply: the candidates come from
 -- events_order_failing_idx (ordered events that failed at least once and are
--- pending or dead, however large the table or the backlog), and the head
--- test and the count are range reads of events_order_idx, spelled with its
--- exact expressions. A head's events wait; nothing else of the table is read.
+-- pending or dead, however large the table or the backlog); the head test
+-- (the sequence's first unfinished event: LIMIT 1 in a LATERAL, which the
+-- planner cannot turn into a hash join over the table whatever its
+-- estimates) and the count are range reads of the unfinished part of
+-- events_order_idx. They spell its expressions exactly, and the status test
+-- as "(status = 'processed') IS FALSE": written "= false", the planner
+-- rewrites it to status <> 'processed', which no longer matches the index
+-- column, and reads the sequence's processed events too (TestBlockedSequencesPlan).
 CREATE VIEW webhooks.blocked_sequences AS
 SELECT h.provider,
        h.order_key           AS sequence_key,
@@ -28,6 +33,19 @@ SELECT h.provider,
        w.waiting
 FROM webhooks.events AS h
 JOIN webhooks.ordering AS o ON o.provider = h.provider
+-- The head of h's sequence: its first unfinished event in order (a dead
+-- one counts only while dead_blocks). One short index read per candidate.
+CROSS JOIN LATERAL (
+    SELECT b.id
+    FROM webhooks.events AS b
+    WHERE b.provider = h.provider
+      AND b.order_key = h.order_key
+      AND b.order_key IS NOT NULL
+      AND (b.status = 'processed') IS FALSE
+      AND (b.status <> 'dead' OR o.dead_blocks)
+    ORDER BY (coalesce(b.order_num, 'NaN'::numeric)), (coalesce(b.order_text, '') COLLATE "C"), b.received_at, b.id
+    LIMIT 1
+) AS head
 LEFT JOIN LATERAL (
     SELECT max(x.at) AS first_failed_at
     FROM webhooks.event_errors AS x
@@ -39,7 +57,7 @@ CROSS JOIN LATERAL (
     WHERE a.provider = h.provider
       AND a.order_key = h.order_key
       AND a.order_key IS NOT NULL
-      AND (a.status = 'processed') = false
+      AND (a.status = 'processed') IS FALSE
       AND (coalesce(a.order_num, 'NaN'::numeric), coalesce(a.order_text, '') COLLATE "C", a.received_at, a.id)
         > (coalesce(h.order_num, 'NaN'::numeric), coalesce(h.order_text, '') COLLATE "C", h.received_at, h.id)
 ) AS w
@@ -47,17 +65,7 @@ WHERE h.order_key IS NOT NULL
   AND h.attempts > 0
   AND h.status IN ('pending', 'dead')
   AND (h.status = 'pending' OR o.dead_blocks)
-  -- The head: no unfinished event of the sequence sorts before it (a dead
-  -- one counts only while dead_blocks).
-  AND NOT EXISTS (
-      SELECT FROM webhooks.events AS b
-      WHERE b.provider = h.provider
-        AND b.order_key = h.order_key
-        AND b.order_key IS NOT NULL
-        AND (b.status = 'processed') = false
-        AND (b.status <> 'dead' OR o.dead_blocks)
-        AND (coalesce(b.order_num, 'NaN'::numeric), coalesce(b.order_text, '') COLLATE "C", b.received_at, b.id)
-          < (coalesce(h.order_num, 'NaN'::numeric), coalesce(h.order_text, '') COLLATE "C", h.received_at, h.id));
+  AND head.id = h.id;
 
 REVOKE ALL ON TABLE webhooks.blocked_sequences FROM PUBLIC;
 
