@@ -15,16 +15,16 @@ import (
 // eventDetail is the JSON of GET /api/events/{id}.
 type eventDetail struct {
 	eventRow
-	Payload     json.RawMessage `json:"payload"`
-	Errors      []eventError    `json:"errors"`
-	Replays     []replayRow     `json:"replays"`
-	Timeline    []timelineEntry `json:"timeline"`
-	ClaimedAt   *time.Time      `json:"claimed_at"`
-	LockedBy    *string         `json:"locked_by"`
-	RunAfter    time.Time       `json:"run_after"`
-	Revision    int32           `json:"revision"`
-	Paused      bool            `json:"provider_paused"`
-	PrunedAt    *time.Time      `json:"payload_pruned_at"`
+	Payload   json.RawMessage `json:"payload"`
+	Errors    []eventError    `json:"errors"`
+	Replays   []replayRow     `json:"replays"`
+	Timeline  []timelineEntry `json:"timeline"`
+	ClaimedAt *time.Time      `json:"claimed_at"`
+	LockedBy  *string         `json:"locked_by"`
+	RunAfter  time.Time       `json:"run_after"`
+	Revision  int32           `json:"revision"`
+	Paused    bool            `json:"provider_paused"`
+	PrunedAt  *time.Time      `json:"payload_pruned_at"`
 	// OrderKey is the event's sequence when its provider is ordered;
 	// OrderHeld says it waits for an earlier event of it; SequenceHead is
 	// the event that sequence waits on when that is another one.
@@ -32,9 +32,9 @@ type eventDetail struct {
 	OrderHeld    bool    `json:"order_held"`
 	OutOfOrder   bool    `json:"out_of_order"`
 	SequenceHead *int64  `json:"sequence_head_id"`
-	PrettyJSON  string          `json:"-"`
-	CanReplay   bool            `json:"-"`
-	ReplayBlock string          `json:"-"`
+	PrettyJSON   string  `json:"-"`
+	CanReplay    bool    `json:"-"`
+	ReplayBlock  string  `json:"-"`
 }
 
 // eventError is a row of webhooks.event_errors: one failed attempt.
