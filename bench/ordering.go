@@ -96,7 +96,7 @@ func orderingPayload(id string, k, j int) string {
 
 // ingestShuffled stores keys × perKey events for provider through
 // webhooks.ingest_webhook(), in an order shuffled with seed (so arrival
-// order, and id order, differ from the order within each key), 1,000 per
+// order, and id order, differ from the order within each key), 250 per
 // statement.
 func ingestShuffled(ctx context.Context, pool *pgxpool.Pool, provider string, keys, perKey int, seed uint64) error {
 	type ev struct{ k, j int }
@@ -108,8 +108,8 @@ func ingestShuffled(ctx context.Context, pool *pgxpool.Pool, provider string, ke
 	}
 	r := rand.New(rand.NewPCG(seed, 0x6f72646572))
 	r.Shuffle(len(all), func(a, b int) { all[a], all[b] = all[b], all[a] })
-	for lo := 0; lo < len(all); lo += 1000 {
-		hi := min(lo+1000, len(all))
+	for lo := 0; lo < len(all); lo += 250 {
+		hi := min(lo+250, len(all))
 		ids := make([]string, 0, hi-lo)
 		bodies := make([]string, 0, hi-lo)
 		for _, e := range all[lo:hi] {
