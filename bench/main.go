@@ -20,7 +20,11 @@
 //  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row;
 //  7. pooler: HTTP ingest and processing direct (named prepared
 //     statements, and the pooler-safe cache_describe for what it costs)
-//     and through PgBouncer in transaction mode.
+//     and through PgBouncer in transaction mode;
+//  8. ordering: the same events (200 keys × 25, 10,000 keys × 5, ingested
+//     in random order) processed by a provider with strict order per key
+//     and by one without, side by side, and ingest on a provider without
+//     ordering against the schema before ordering existed.
 //
 // With -soak D it runs only the soak instead: a steady signed load for D
 // into one runner with the sql: handler, sampled every minute (soak.go).
@@ -90,6 +94,13 @@ type config struct {
 	// backfillEvents is the size of the fake Stripe account of the
 	// event-log drill, 1% of it never delivered as webhooks.
 	backfillEvents int
+
+	// orderingShapes are the ordering scenario's workloads (keys, events
+	// per key), each run with every lease of orderingLeases, ordered and
+	// unordered alternately for orderingRounds rounds.
+	orderingShapes [][2]int
+	orderingLeases []string
+	orderingRounds int
 }
 
 func fullConfig() config {
@@ -105,6 +116,7 @@ func fullConfig() config {
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 		backfillEvents: 100_000,
+		orderingShapes: [][2]int{{200, 25}, {10_000, 5}}, orderingLeases: []string{variantRowLock, variantTwoPhase}, orderingRounds: 2,
 	}
 }
 
@@ -119,10 +131,11 @@ func quickConfig() config {
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
 	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
 	c.backfillEvents = 2_000
+	c.orderingShapes, c.orderingLeases, c.orderingRounds = [][2]int{{200, 25}, {2_000, 5}}, []string{variantRowLock}, 1
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler"}
+var allScenarios = []string{"sql", "notify", "http", "process", "ordering", "latency", "growth", "backfill", "pooler"}
 
 func main() {
 	os.Exit(run())
@@ -261,6 +274,12 @@ func run() int {
 		res.Audits = append(res.Audits, a...)
 		return err
 	})
+	step("ordering", func() (err error) {
+		var a []audit
+		res.Ordering, a, err = runOrdering(ctx, env, cfg, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
 	step("latency", func() (err error) {
 		var a []audit
 		res.Latency, a, err = runLatency(ctx, env, cfg, log)
@@ -337,7 +356,7 @@ func rerenderReport(path, out, report string) int {
 	sc := sum.Scenarios
 	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
 		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
-		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth,
+		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Ordering: sc.Ordering,
 		Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
 	if report == "" {
 		report = "bench/REPORT.md"

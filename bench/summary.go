@@ -34,6 +34,7 @@ type results struct {
 	Growth      *growthResult
 	Backfill    *backfillResult `json:"backfill,omitempty"`
 	Pooler      *poolerResult
+	Ordering    *orderingResult
 	Audits      []audit
 	Errors      []string
 	Durations   []phase
@@ -122,6 +123,9 @@ type scenarios struct {
 	Growth   *growthResult   `json:"growth,omitempty"`
 	Notify   *notifyResult   `json:"notify_cost,omitempty"`
 	Pooler   *poolerResult   `json:"pooler,omitempty"`
+	// Ordering is ordered processing per key against unordered, and ingest
+	// without ordering against the schema before it.
+	Ordering *orderingResult `json:"ordering,omitempty"`
 }
 
 // ceilingAudit marks audits of the bench's own yardsticks (the plain
@@ -147,7 +151,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler, Ordering: r.Ordering}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false
@@ -292,6 +296,7 @@ func (r *results) targets(s summary) []target {
 	ts = append(ts, below("wakeup_1000", "Wake-up p99 < 25 ms at 1,000 deliveries/s, one runner", s.LatencyP99At1k, 25, "ms", r.Latency != nil && r.Latency.find("single", 1000) != nil))
 	ts = append(ts, below("wakeup_cross", "Wake-up p99 < 150 ms across runners (cross-process NOTIFY) at 200 deliveries/s", s.LatencyP99Cross, 150, "ms", r.Latency != nil && r.Latency.find("cross", 200) != nil))
 	ts = append(ts, below("wakeup_cross_1000", "Wake-up p99 < 150 ms across runners at 1,000 deliveries/s", s.LatencyP99Cross1k, 150, "ms", r.Latency != nil && r.Latency.find("cross", 1000) != nil))
+	ts = append(ts, r.orderingTargets()...)
 	if g := r.Growth; g != nil && len(g.Points) > 1 {
 		last := g.Points[len(g.Points)-1].Rows
 		ts = append(ts, atLeast("growth_ingest", fmt.Sprintf("Ingest at %s rows within 20%% of the empty table", human(last)), g.IngestRatio, 0.8, "×", true))
@@ -403,6 +408,9 @@ func printTable(w io.Writer, r *results, s summary) {
 			fmt.Fprintf(tw, "gap detection\tskipped\t%s\n", g.Gaps.Note)
 		}
 	}
+	for _, row := range orderingRows(r.Ordering) {
+		fmt.Fprintln(tw, row)
+	}
 	if b := r.Backfill; b != nil {
 		fmt.Fprintf(tw, "backfill drill: Stripe event list, %s events, %s never delivered\t%.1f s\tall %s recovered and stored once: %v; %d pages, %d requests, %.1f requests/s\n",
 			human(int64(b.Events)), human(int64(b.Missing)), b.RecoverySeconds, human(int64(b.Recovered)), b.AllStored, b.Pages, b.Requests, b.RequestsPerS)
@@ -464,4 +472,44 @@ func firstWords(s string, n int) string {
 		f = f[:n]
 	}
 	return strings.Join(f, " ")
+}
+
+// orderingTargets: ordered processing ≥ 0.8× unordered for each shape
+// (worst lease), and ingest on a provider without ordering no slower than
+// before ordering existed (≥ 0.95×, the noise of interleaved slices).
+func (r *results) orderingTargets() []target {
+	o := r.Ordering
+	var ts []target
+	for i, shape := range [][2]int{{200, 25}, {10_000, 5}} {
+		worst, measured, ok := 0.0, false, true
+		label := fmt.Sprintf("%s keys × %d", num(float64(shape[0])), shape[1])
+		if o != nil {
+			for _, p := range o.Points {
+				// The quick run has fewer keys in its second shape.
+				if (i == 0 && p.Keys == 200 && p.PerKey == 25) || (i == 1 && p.Keys > 200) {
+					if p.Ratio > 0 && (!measured || p.Ratio < worst) {
+						worst = p.Ratio
+					}
+					measured = measured || p.Ratio > 0
+					ok = ok && p.Audit
+					label = fmt.Sprintf("%s keys × %d", num(float64(p.Keys)), p.PerKey)
+				}
+			}
+		}
+		t := atLeast(fmt.Sprintf("ordering_%dx%d", shape[0], shape[1]),
+			"Ordered processing per key ≥ 0.8× unordered, same events ("+label+", random arrival), same handler, worst lease mode, in order and exactly once",
+			worst, 0.8, "×", measured)
+		if t.Measured && !ok {
+			t.Met, t.Margin = false, "audit failed"
+		}
+		ts = append(ts, t)
+	}
+	var v float64
+	measured := o != nil && o.Ingest != nil && o.Ingest.Before != nil
+	if measured {
+		v = o.Ingest.UnorderedVsBefore
+	}
+	ts = append(ts, atLeast("ordering_ingest", "SQL ingest on a provider without ordering ≥ 0.95× the schema before ordering existed (16 connections, unique ids, interleaved slices)",
+		v, 0.95, "×", measured))
+	return ts
 }

@@ -286,6 +286,23 @@ var anomalies = []anomaly{
 		})
 		time.Sleep(1500 * time.Millisecond)
 	}},
+
+	{check: "sequence_blocked_seconds", seed: func(t *testing.T, p *pgxpool.Pool) {
+		// The head of customer cus_1 failed an hour ago and is retried in
+		// place; the customer's next event waits behind it.
+		execSQL(t, p, `SELECT webhooks.set_ordering('acme', '$.customer')`)
+		ingest(t, p, "acme", "first", "customer.updated", `{"customer": "cus_1"}`)
+		ingest(t, p, "acme", "second", "customer.updated", `{"customer": "cus_1"}`)
+		head := queryInt(t, p, `SELECT id FROM webhooks.events WHERE external_id = 'first'`)
+		c := claim(t, p, "w", 10, "1 minute")
+		if len(c) != 1 || c[0].ID != head {
+			t.Fatalf("claimed %v, want the head (%d) alone", c, head)
+		}
+		if got := queryInt(t, p, `SELECT count(*) FROM webhooks.fail($1, 'w', $2, 'boom') AS s WHERE s = 'pending'`, c[0].ID, c[0].Attempts); got != 1 {
+			t.Fatal("the head is not pending again")
+		}
+		execSQL(t, p, `UPDATE webhooks.event_errors SET at = now() - interval '1 hour'`)
+	}},
 }
 
 // spreadOver spreads provider's events evenly between from and to ago (e.g.

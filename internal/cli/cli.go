@@ -52,6 +52,9 @@ commands:
                      list expected events that did not arrive; --backfill asks the
                      providers' APIs (PGINBOX_API_URL_<NAME>, PGINBOX_API_KEY_<NAME>)
   checks [--json]    refresh the views, run every anomaly check once; exit 1 on a breach
+  ordering [--provider P] [--json] [--limit N]
+                     ordered providers (set_ordering), their blocked sequences and the
+                     event each waits on, events processed out of order
   replay ID --reason R  put event ID back to pending on purpose (audited)
   prune              drop old payloads (PGINBOX_KEEP_PAYLOAD, 30d) and keys (PGINBOX_KEEP_KEYS, 400d)
   version            print the binary and schema versions
@@ -100,6 +103,8 @@ func dispatch(ctx context.Context, app App, args []string) error {
 		return gapsCmd(ctx, app, rest)
 	case "checks":
 		return checksCmd(ctx, app, rest)
+	case "ordering":
+		return orderingCmd(ctx, app, rest)
 	case "replay":
 		return replayCmd(ctx, app, rest)
 	case "prune":

@@ -47,6 +47,7 @@ func TestCommandErrors(t *testing.T) {
 		{"malformed DATABASE_URL", map[string]string{"DATABASE_URL": "postgres://%zz"}, []string{"migrate"}, 1, "pginbox: DATABASE_URL:"},
 		{"unreachable database", map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/x?connect_timeout=2"}, []string{"migrate"}, 1, "pginbox: migrate"},
 		{"sql-dist without a directory", nil, []string{"sql-dist"}, 2, "sql-dist takes one directory"},
+		{"ordering with a bad limit", nil, []string{"ordering", "--limit", "0"}, 2, "--limit must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +77,7 @@ func TestCommandHelp(t *testing.T) {
 		{"serve", []string{"-addr", "-providers", "-handler", "-workers", "-lease", "-keep-keys", "-data-dir", "PGINBOX_ADDR"}},
 		{"reconcile", []string{"-all"}},
 		{"checks", []string{"-json"}},
+		{"ordering", []string{"-provider", "-json", "-limit"}},
 		{"gaps", []string{"-provider", "-json", "-limit", "-backfill"}},
 		{"replay", []string{"<event_id>", "-reason"}},
 		{"prune", []string{"-keep-payload", "-keep-keys"}},

@@ -15,19 +15,26 @@ import (
 // eventDetail is the JSON of GET /api/events/{id}.
 type eventDetail struct {
 	eventRow
-	Payload     json.RawMessage `json:"payload"`
-	Errors      []eventError    `json:"errors"`
-	Replays     []replayRow     `json:"replays"`
-	Timeline    []timelineEntry `json:"timeline"`
-	ClaimedAt   *time.Time      `json:"claimed_at"`
-	LockedBy    *string         `json:"locked_by"`
-	RunAfter    time.Time       `json:"run_after"`
-	Revision    int32           `json:"revision"`
-	Paused      bool            `json:"provider_paused"`
-	PrunedAt    *time.Time      `json:"payload_pruned_at"`
-	PrettyJSON  string          `json:"-"`
-	CanReplay   bool            `json:"-"`
-	ReplayBlock string          `json:"-"`
+	Payload   json.RawMessage `json:"payload"`
+	Errors    []eventError    `json:"errors"`
+	Replays   []replayRow     `json:"replays"`
+	Timeline  []timelineEntry `json:"timeline"`
+	ClaimedAt *time.Time      `json:"claimed_at"`
+	LockedBy  *string         `json:"locked_by"`
+	RunAfter  time.Time       `json:"run_after"`
+	Revision  int32           `json:"revision"`
+	Paused    bool            `json:"provider_paused"`
+	PrunedAt  *time.Time      `json:"payload_pruned_at"`
+	// OrderKey is the event's sequence when its provider is ordered;
+	// OrderHeld says it waits for an earlier event of it; SequenceHead is
+	// the event that sequence waits on when that is another one.
+	OrderKey     *string `json:"order_key"`
+	OrderHeld    bool    `json:"order_held"`
+	OutOfOrder   bool    `json:"out_of_order"`
+	SequenceHead *int64  `json:"sequence_head_id"`
+	PrettyJSON   string  `json:"-"`
+	CanReplay    bool    `json:"-"`
+	ReplayBlock  string  `json:"-"`
 }
 
 // eventError is a row of webhooks.event_errors: one failed attempt.
@@ -65,10 +72,12 @@ func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, erro
 	d := &eventDetail{Errors: []eventError{}, Replays: []replayRow{}}
 	var payload []byte
 	err := c.pool.QueryRow(ctx, `SELECT `+eventCols+`, e.payload, e.claimed_at, e.locked_by, e.run_after, e.revision, e.payload_pruned_at,
-			EXISTS (SELECT 1 FROM webhooks.paused_providers AS p WHERE p.provider = e.provider)
+			EXISTS (SELECT 1 FROM webhooks.paused_providers AS p WHERE p.provider = e.provider),
+			e.order_key, e.order_held, e.out_of_order
 		FROM webhooks.events AS e WHERE e.id = $1`, id).Scan(
 		&d.ID, &d.Provider, &d.ExternalID, &d.EventType, &d.Status, &d.Source, &d.ReceivedAt, &d.ProcessedAt, &d.Attempts,
-		&d.MaxAttempts, &d.LastError, &payload, &d.ClaimedAt, &d.LockedBy, &d.RunAfter, &d.Revision, &d.PrunedAt, &d.Paused)
+		&d.MaxAttempts, &d.LastError, &payload, &d.ClaimedAt, &d.LockedBy, &d.RunAfter, &d.Revision, &d.PrunedAt, &d.Paused,
+		&d.OrderKey, &d.OrderHeld, &d.OutOfOrder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoEvent
 	}
@@ -76,6 +85,14 @@ func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, erro
 		return nil, fmt.Errorf("event %d: %w", id, err)
 	}
 	d.Payload = payload
+	if d.OrderKey != nil && d.Status != "processed" {
+		if d.SequenceHead, err = c.sequenceHead(ctx, d.Provider, *d.OrderKey); err != nil {
+			return nil, fmt.Errorf("event %d sequence: %w", id, err)
+		}
+		if d.SequenceHead != nil && *d.SequenceHead == d.ID {
+			d.SequenceHead = nil
+		}
+	}
 	rows, err := c.pool.Query(ctx, `SELECT attempt, at, error FROM webhooks.event_errors WHERE event_id = $1 ORDER BY seq LIMIT 1000`, id)
 	if err != nil {
 		return nil, fmt.Errorf("event %d errors: %w", id, err)
@@ -113,4 +130,25 @@ func (c *Console) apiEvent(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, d)
 	}
+}
+
+// sequenceHead returns the head of a sequence: its first event, in order,
+// that is not processed (a dead one only while its provider's dead_blocks),
+// read through events_order_idx; nil when it has none.
+func (c *Console) sequenceHead(ctx context.Context, provider, key string) (*int64, error) {
+	var id int64
+	err := c.pool.QueryRow(ctx, `
+		SELECT e.id FROM webhooks.events AS e
+		WHERE e.provider = $1 AND e.order_key = $2 AND e.order_key IS NOT NULL
+		  AND (e.status = 'processed') IS FALSE
+		  AND (e.status <> 'dead' OR coalesce((SELECT o.dead_blocks FROM webhooks.ordering AS o WHERE o.provider = $1), true))
+		ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+		LIMIT 1`, provider, key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/orderstatus"
 )
 
 // statusPage is the JSON of GET /api/status and the data of the status page.
@@ -33,7 +34,10 @@ type statusPage struct {
 	Backfills     []backfillRow    `json:"recent_backfills"`
 	Backfill      []backfillState  `json:"backfill"`
 	PausedList    []pausedProvider `json:"paused"`
-	Errors        []string         `json:"errors,omitempty"`
+	// Ordering is every ordered provider with its settings and counts, and
+	// its longest-blocked sequences (the head event each waits on).
+	Ordering orderstatus.Status `json:"ordering"`
+	Errors   []string           `json:"errors,omitempty"`
 }
 
 // providerQueue is one provider's unfinished events.
@@ -128,6 +132,10 @@ type reconcileRun struct {
 	CountsRaw any       `json:"counts"`
 }
 
+// orderingShown is how many blocked sequences the status lists (the
+// longest-blocked; the counts per provider cover all of them).
+const orderingShown = 20
+
 // familyOrder is the order the check families are shown in.
 var familyOrder = []string{"latency", "referential", "volume", "payload", "database"}
 
@@ -172,7 +180,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 	st := &statusPage{Time: c.now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
 		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
 		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, Backfill: []backfillState{},
-		PausedList: []pausedProvider{}}
+		PausedList: []pausedProvider{}, Ordering: orderstatus.Status{Providers: []orderstatus.Provider{}, Blocked: []orderstatus.Sequence{}}}
 	q, err := metrics.ReadQueue(ctx, c.pool)
 	if err != nil {
 		c.log.Warn("status: database unavailable", "error", err)
@@ -240,6 +248,11 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		       CASE WHEN last_error IS NOT NULL AND completed_at = last_pass_at THEN NULL ELSE completed_at END,
 		       last_pass_at, last_listed, last_recovered, listed_total, recovered_total, last_error
 		FROM webhooks.backfill_checkpoints ORDER BY provider LIMIT 100`))
+	if ord, err := orderstatus.Read(ctx, c.pool, "", orderingShown); err == nil {
+		st.Ordering = ord
+	} else {
+		section("ordering", err)
+	}
 	p, err := c.paused(ctx)
 	section("paused", err)
 	if p != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/orderstatus"
 )
 
 // readTimeout bounds one read of the database gauges.
@@ -30,6 +32,8 @@ type dbRead struct {
 	queueErr  error
 	checks    []checkRow
 	checksErr error
+	order     orderstatus.Counts
+	orderErr  error
 }
 
 // checkRow is one enabled check's latest result.
@@ -59,7 +63,7 @@ func (d *dbReader) read() *dbRead {
 	return r
 }
 
-// fill reads the queue and the checks on one connection.
+// fill reads the queue, the checks and the ordering counts on one connection.
 func (d *dbReader) fill(r *dbRead) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
@@ -67,11 +71,13 @@ func (d *dbReader) fill(r *dbRead) {
 	if err != nil {
 		r.queueErr = fmt.Errorf("metrics: acquire a connection: %w", err)
 		r.checksErr = r.queueErr
+		r.orderErr = r.queueErr
 		return
 	}
 	defer conn.Release()
 	r.queue, r.queueErr = readQueue(ctx, conn)
 	r.checks, r.checksErr = readChecks(ctx, conn)
+	r.order, r.orderErr = orderstatus.ReadCounts(ctx, conn)
 }
 
 // readChecks returns the latest result of every enabled check that ran.

@@ -15,8 +15,8 @@ import (
 
 // Set is the runner's metrics, registered in Registry.
 type Set struct {
-	// Registry holds every metric below plus the Go, process, queue and
-	// check collectors; the admin listener serves it at /metrics.
+	// Registry holds every metric below plus the Go, process, queue,
+	// check and ordering collectors; the admin listener serves it at /metrics.
 	Registry *prometheus.Registry
 
 	// Deliveries counts verified deliveries stored, by provider and outcome.
@@ -150,7 +150,7 @@ func New(pool *pgxpool.Pool) *Set {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
 		rd := &dbReader{pool: pool}
-		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd})
+		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd}, &orderCollector{rd: rd})
 	}
 	return m
 }
@@ -237,5 +237,38 @@ func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
 		if ck.value != nil {
 			ch <- prometheus.MustNewConstMetric(checkValueDesc, prometheus.GaugeValue, *ck.value, ck.name, ck.family)
 		}
+	}
+}
+
+var outOfOrderDesc = prometheus.NewDesc("pginbox_out_of_order_total",
+	"Events processed after a later event of their sequence had been processed (late arrivals of ordered providers), by provider; events pruned since are still counted.",
+	[]string{"provider"}, nil)
+var blockedSequencesDesc = prometheus.NewDesc("pginbox_blocked_sequences",
+	"Sequences of an ordered provider whose head fails and is retried, or is dead while dead_blocks, holding the later events of its key (webhooks.blocked_sequences).",
+	[]string{"provider"}, nil)
+
+// orderCollector exports the ordering counts read by the shared dbReader:
+// every ordered provider from 0 (a rule on a series that was never served
+// cannot fire), and every provider with events processed out of order.
+// pginbox_out_of_order_total comes from the database, so it is the same in
+// every runner and never goes down: prune() keeps the count of the events
+// it deletes.
+type orderCollector struct{ rd *dbReader }
+
+func (c *orderCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- outOfOrderDesc
+	ch <- blockedSequencesDesc
+}
+
+func (c *orderCollector) Collect(ch chan<- prometheus.Metric) {
+	r := c.rd.read()
+	if r.orderErr != nil {
+		return // the database is unreachable (or not migrated): nothing this scrape
+	}
+	for p, n := range r.order.OutOfOrder {
+		ch <- prometheus.MustNewConstMetric(outOfOrderDesc, prometheus.CounterValue, float64(n), p)
+	}
+	for p, n := range r.order.Blocked {
+		ch <- prometheus.MustNewConstMetric(blockedSequencesDesc, prometheus.GaugeValue, float64(n), p)
 	}
 }

@@ -91,11 +91,19 @@ BEGIN
               AND e.status IN ('processed', 'dead')
             LIMIT v_limit
             FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM webhooks.events AS e
+            USING batch
+            WHERE e.id = batch.id
+            RETURNING e.provider, e.out_of_order
+        ), kept AS (
+            -- pginbox_out_of_order_total counts the stored events marked
+            -- out_of_order plus these: it must never go down.
+            INSERT INTO webhooks.out_of_order_pruned AS p (provider, events)
+            SELECT g.provider, count(*) FROM gone AS g WHERE g.out_of_order GROUP BY g.provider
+            ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()
         )
-        DELETE FROM webhooks.events AS e
-        USING batch
-        WHERE e.id = batch.id;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
+        SELECT count(*) INTO v_n FROM gone;
         v_events := v_events + v_n;
         EXIT WHEN v_n < v_limit;
     END LOOP;

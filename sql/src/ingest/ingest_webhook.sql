@@ -29,7 +29,7 @@
 -- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
 -- with a row committed after the caller's snapshot was taken fails with
 -- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
-CREATE FUNCTION webhooks.ingest_webhook(
+CREATE OR REPLACE FUNCTION webhooks.ingest_webhook(
     provider    text,
     external_id text,
     event_type  text,
@@ -49,6 +49,10 @@ DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
+    v_okey     text;
+    v_onum     numeric;
+    v_otext    text;
+    v_held     boolean;
 BEGIN
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
@@ -100,13 +104,22 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
+                IF v_held IS NULL THEN
+                    SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+                    FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                END IF;
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
+                                                  order_key, order_num, order_text, order_held)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256)
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
+                        v_okey, v_onum, v_otext, v_held)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
+                    IF v_held THEN
+                        PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
+                    END IF;
                     IF ingest_webhook.notify THEN
                         PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
                     END IF;
@@ -173,20 +186,37 @@ BEGIN
         END IF;
 
         -- 2. A new key, or a pending event with another payload: the one
-        --    atomic upsert decides, exactly as before the look existed.
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source)
+        --    atomic upsert decides, exactly as before the look existed. An
+        --    ordered event's place in its sequence is computed once, here
+        --    (_order_ingest); a reconciled payload gets it again, and the
+        --    trigger events_order_sync settles the sequences it left and
+        --    joined.
+        IF v_held IS NULL THEN
+            SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+            FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+        END IF;
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
+                                          order_key, order_num, order_text, order_held)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
+                v_okey, v_onum, v_otext, v_held)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
                 revision   = e.revision + 1,
-                updated_at = now()
+                updated_at = now(),
+                order_key  = excluded.order_key,
+                order_num  = excluded.order_num,
+                order_text = excluded.order_text,
+                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
 
         IF v_id IS NOT NULL THEN
+            IF v_revision = 1 AND v_held THEN
+                PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
+            END IF;
             IF ingest_webhook.notify THEN
                 PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
             END IF;

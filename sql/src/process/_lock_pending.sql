@@ -35,6 +35,7 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
+          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)
@@ -50,7 +51,8 @@ BEGIN
            e.attempts + 1,                  -- attempts
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
-           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;

@@ -5,8 +5,14 @@
 -- after the LIMIT would starve the queue), and the picked ids are MATERIALIZED
 -- so the planner cannot re-run the LIMIT subquery and lock more rows than
 -- asked for. SKIP LOCKED lets any number of workers claim at once without
--- waiting on each other; the literal 'pending' matches the partial index
--- events_claimable_idx even in cached generic plans.
+-- waiting on each other; the literal 'pending' and "NOT e.order_held" match
+-- the partial index events_claimable_idx even in cached generic plans.
+--
+-- Ordered providers (set_ordering()): an event held behind an earlier one of
+-- its sequence (order_held, kept by the triggers on webhooks.events) is never
+-- picked, and is not even in the claim index, so a claim reads only events it
+-- may hand out however many wait. At most one event of a sequence is
+-- runnable at a time, so one claim never hands out two of one sequence.
 --
 -- Call it in a transaction of its own: the claim holds once that commits, and
 -- the work happens outside it, fenced by (id, worker, attempts).
@@ -41,6 +47,7 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
+          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)

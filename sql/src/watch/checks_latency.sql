@@ -54,7 +54,12 @@ FROM (SELECT max(rr.started_at) AS last_started FROM webhooks.reconcile_runs AS 
 FROM webhooks.view_refreshes AS r
 LEFT JOIN LATERAL (SELECT e.received_at FROM webhooks.events AS e
                    WHERE e.id > r.events_high_water ORDER BY e.id LIMIT 1) AS u ON true$q$,
- NULL, 300)
+ NULL, 300),
+
+('sequence_blocked_seconds', 'latency',
+ 'Seconds the longest-blocked sequence of an ordered provider (webhooks.ordering) has waited on its head, failing and retried or dead while dead_blocks, since the head first failed: every later event of that key waits (webhooks.blocked_sequences, read live through two partial indexes); NULL when none is blocked.',
+ $q$SELECT extract(epoch FROM now() - min(b.blocked_since)) FROM webhooks.blocked_sequences AS b$q$,
+ NULL, 600)
 ON CONFLICT (name) DO UPDATE
     SET family = excluded.family, description = excluded.description, query = excluded.query;
 -- +goose StatementEnd

@@ -1,0 +1,130 @@
+-- +goose Up
+-- Ordered processing per key, opt-in per provider (set_ordering()).
+--
+-- webhooks.ordering holds the settings: one row per provider that wants
+-- strict order per key. Events of that provider whose payload has a value at
+-- key_path form one sequence per value, ordered by the value at order_path
+-- (numbers as numbers, then text as text), then received_at, then id.
+--
+-- webhooks.events gets five columns, all filled by pginbox itself:
+--   order_key    the event's sequence (the value at key_path, as text); NULL:
+--                the event is not ordered (no ordering for its provider, or
+--                no usable value at the path).
+--   order_num    the order value when it is a JSON number.
+--   order_text   the order value when it is a JSON string (or boolean).
+--                Both NULL when the provider has no order_path.
+--   order_held   true while the event must wait: an earlier event of its
+--                sequence is not processed yet, or another event of it is
+--                being processed. claim() and the serve paths never hand out
+--                a held event. Kept by triggers on every status change.
+--   out_of_order true once the event was processed after a later event of
+--                its sequence had already been processed (it arrived late).
+--
+-- Adding them is instant on any size of table: nullable columns and NOT NULL
+-- columns with a constant default change only the catalog (no rewrite), and
+-- the CHECK is NOT VALID (every existing row satisfies it anyway: the new
+-- columns read NULL and false). The two index builds below read the table;
+-- like 00088's they block ingest on a large table until they finish: to
+-- upgrade without that pause, create them CONCURRENTLY first with the same
+-- statements (IF NOT EXISTS makes this migration skip them), and swap the
+-- claim index by hand the same way.
+CREATE TABLE webhooks.ordering (
+    provider    text        PRIMARY KEY CHECK (btrim(provider) <> '' AND octet_length(provider) <= 64),
+    key_path    text        NOT NULL CHECK (btrim(key_path) <> '' AND octet_length(key_path) <= 1000),
+    order_path  text        CHECK (btrim(order_path) <> '' AND octet_length(order_path) <= 1000),
+    dead_blocks boolean     NOT NULL DEFAULT true,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON TABLE webhooks.ordering FROM PUBLIC;
+
+COMMENT ON TABLE webhooks.ordering IS
+  'Providers whose events are processed in strict order per key (set_ordering(), clear_ordering()).';
+COMMENT ON COLUMN webhooks.ordering.key_path IS
+  'SQL/JSON path to the sequence key in the payload (e.g. $.data.object.customer).';
+COMMENT ON COLUMN webhooks.ordering.order_path IS
+  'SQL/JSON path to the order value (e.g. $.created): numbers sort as numbers, text as text; NULL: by received_at, id.';
+COMMENT ON COLUMN webhooks.ordering.dead_blocks IS
+  'true: a dead event keeps its sequence waiting until it is replayed and processed; false: the sequence goes on.';
+
+ALTER TABLE webhooks.events
+    ADD COLUMN order_key    text,
+    ADD COLUMN order_num    numeric,
+    ADD COLUMN order_text   text,
+    ADD COLUMN order_held   boolean NOT NULL DEFAULT false,
+    ADD COLUMN out_of_order boolean NOT NULL DEFAULT false,
+    ADD CONSTRAINT events_order_check
+        CHECK (order_key IS NOT NULL OR (order_num IS NULL AND order_text IS NULL AND NOT order_held)) NOT VALID;
+
+COMMENT ON COLUMN webhooks.events.order_key IS
+  'The event''s sequence for ordered processing (the payload''s value at webhooks.ordering.key_path, as text); '
+  'NULL: not ordered.';
+COMMENT ON COLUMN webhooks.events.order_num IS
+  'The order value within its sequence when it is a JSON number (webhooks.ordering.order_path).';
+COMMENT ON COLUMN webhooks.events.order_text IS
+  'The order value within its sequence when it is a JSON string or boolean, compared byte by byte.';
+COMMENT ON COLUMN webhooks.events.order_held IS
+  'true while an earlier event of its sequence is not processed (or another of it is being processed): '
+  'not handed out by claim() or the runner.';
+COMMENT ON COLUMN webhooks.events.out_of_order IS
+  'true when the event was processed after a later event of its sequence had been processed (a late arrival).';
+
+-- The claim index, now without held events: claim() and _lock_pending()
+-- walk only events they may hand out, however many wait behind the head of
+-- their sequence (200 keys x 25 events: 200 entries, not 5,000). Both spell
+-- out "NOT e.order_held" so cached generic plans still match the predicate.
+-- Same name as before, so plans and reports keep reading the same.
+CREATE INDEX IF NOT EXISTS events_claimable_ready_idx ON webhooks.events (run_after, id)
+    WHERE status = 'pending' AND NOT order_held;
+DROP INDEX IF EXISTS webhooks.events_claimable_idx;
+ALTER INDEX webhooks.events_claimable_ready_idx RENAME TO events_claimable_idx;
+
+-- Sequences, in order: the head of a sequence is the first entry of
+-- (provider, order_key, false) (its unfinished events), and "was a later
+-- event already processed" is one probe into (provider, order_key, true).
+-- The order value's two columns are read through coalesce() so that every
+-- entry compares with every other (numbers first, then text, then events
+-- without an order value); queries spell these expressions out exactly.
+-- Partial: unordered events (every provider without ordering) never touch it.
+CREATE INDEX IF NOT EXISTS events_order_idx ON webhooks.events (
+    provider, order_key, (status = 'processed'),
+    (coalesce(order_num, 'NaN'::numeric)), (coalesce(order_text, '') COLLATE "C"), received_at, id)
+    WHERE order_key IS NOT NULL;
+
+-- Readers see the new table and columns: run grant_reader again for each
+-- role it was run for (told apart as in 00102).
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_role text;
+BEGIN
+    FOR v_role IN
+        SELECT DISTINCT r.rolname
+        FROM pg_catalog.pg_attribute AS a
+        CROSS JOIN LATERAL pg_catalog.aclexplode(a.attacl) AS acl
+        JOIN pg_catalog.pg_roles AS r ON r.oid = acl.grantee
+        JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid
+        WHERE a.attrelid = 'webhooks.events'::pg_catalog.regclass
+          AND a.attname = 'id'
+          AND acl.privilege_type = 'SELECT'
+          AND acl.grantee <> c.relowner
+          AND NOT EXISTS (
+              SELECT FROM pg_catalog.pg_attribute AS pa
+              CROSS JOIN LATERAL pg_catalog.aclexplode(pa.attacl) AS pacl
+              WHERE pa.attrelid = a.attrelid AND pa.attname = 'payload'
+                AND pacl.grantee = acl.grantee AND pacl.privilege_type = 'SELECT')
+          AND NOT EXISTS (
+              SELECT FROM pg_catalog.aclexplode(c.relacl) AS tacl
+              WHERE tacl.grantee = acl.grantee AND tacl.privilege_type = 'SELECT')
+          AND EXISTS (
+              SELECT FROM pg_catalog.pg_proc AS p
+              CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS facl
+              WHERE p.oid = 'webhooks.find_gaps(text)'::pg_catalog.regprocedure
+                AND facl.grantee = acl.grantee AND facl.privilege_type = 'EXECUTE')
+        ORDER BY r.rolname
+    LOOP
+        PERFORM webhooks.grant_reader(v_role);
+    END LOOP;
+END;
+$$;
+-- +goose StatementEnd

@@ -1,0 +1,73 @@
+-- +goose Up
+-- What operators read about ordered processing, kept cheap to read:
+--
+-- events_order_failing_idx holds the ordered events that failed at least
+-- once and are pending again or dead: the only candidates for the head of a
+-- blocked sequence (webhooks.blocked_sequences). Events that succeed at the
+-- first attempt never enter it, nor does any event of a provider without
+-- ordering (order_key NULL), so ingest and the hot path pay nothing for it.
+--
+-- events_out_of_order_idx holds the events processed out of order (late
+-- arrivals): the runner's pginbox_out_of_order_total{provider} counts them
+-- at scrape time, plus those prune() deleted (webhooks.out_of_order_pruned),
+-- so the counter never goes down when old events are deleted.
+--
+-- Both are partial and empty on an existing table (every row reads
+-- order_key NULL and out_of_order false), so building them only reads the
+-- table; to avoid even that pause on a large table, create them
+-- CONCURRENTLY first with the same statements (IF NOT EXISTS makes this
+-- migration skip them).
+CREATE INDEX IF NOT EXISTS events_order_failing_idx ON webhooks.events (provider, order_key)
+    WHERE order_key IS NOT NULL AND attempts > 0 AND status IN ('pending', 'dead');
+
+CREATE INDEX IF NOT EXISTS events_out_of_order_idx ON webhooks.events (provider)
+    WHERE out_of_order;
+
+CREATE TABLE webhooks.out_of_order_pruned (
+    provider   text        PRIMARY KEY,
+    events     bigint      NOT NULL DEFAULT 0 CHECK (events >= 0),
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON TABLE webhooks.out_of_order_pruned FROM PUBLIC;
+
+COMMENT ON TABLE webhooks.out_of_order_pruned IS
+  'Per provider: events processed out of order (events.out_of_order) that prune() has deleted since, so that '
+  'their count plus the events still stored never goes down.';
+
+-- Readers see the new table: run grant_reader again for each role it was
+-- run for (told apart as in 00102).
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_role text;
+BEGIN
+    FOR v_role IN
+        SELECT DISTINCT r.rolname
+        FROM pg_catalog.pg_attribute AS a
+        CROSS JOIN LATERAL pg_catalog.aclexplode(a.attacl) AS acl
+        JOIN pg_catalog.pg_roles AS r ON r.oid = acl.grantee
+        JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid
+        WHERE a.attrelid = 'webhooks.events'::pg_catalog.regclass
+          AND a.attname = 'id'
+          AND acl.privilege_type = 'SELECT'
+          AND acl.grantee <> c.relowner
+          AND NOT EXISTS (
+              SELECT FROM pg_catalog.pg_attribute AS pa
+              CROSS JOIN LATERAL pg_catalog.aclexplode(pa.attacl) AS pacl
+              WHERE pa.attrelid = a.attrelid AND pa.attname = 'payload'
+                AND pacl.grantee = acl.grantee AND pacl.privilege_type = 'SELECT')
+          AND NOT EXISTS (
+              SELECT FROM pg_catalog.aclexplode(c.relacl) AS tacl
+              WHERE tacl.grantee = acl.grantee AND tacl.privilege_type = 'SELECT')
+          AND EXISTS (
+              SELECT FROM pg_catalog.pg_proc AS p
+              CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS facl
+              WHERE p.oid = 'webhooks.find_gaps(text)'::pg_catalog.regprocedure
+                AND facl.grantee = acl.grantee AND facl.privilege_type = 'EXECUTE')
+        ORDER BY r.rolname
+    LOOP
+        PERFORM webhooks.grant_reader(v_role);
+    END LOOP;
+END;
+$$;
+-- +goose StatementEnd

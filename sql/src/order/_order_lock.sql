@@ -1,0 +1,23 @@
+-- +goose StatementBegin
+-- webhooks._order_lock serialises everything that decides which event of a
+-- sequence may run next (ingest of an ordered event, every status change of
+-- one, set_ordering): a transaction-scoped advisory lock on the sequence, so
+-- it works behind PgBouncer in transaction mode and frees itself on a crash.
+-- Whoever takes it next sees what the previous holder committed (the lock is
+-- released only after the commit is visible), which is what keeps exactly
+-- one event of a sequence runnable at a time.
+CREATE OR REPLACE FUNCTION webhooks._order_lock(provider text, order_key text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock(
+        pg_catalog.hashtextextended('pginbox.order' || chr(31) || _order_lock.provider || chr(31) || _order_lock.order_key, 0));
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks._order_lock(text, text) IS
+  'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key).';
+REVOKE EXECUTE ON FUNCTION webhooks._order_lock(text, text) FROM PUBLIC;

@@ -1,0 +1,133 @@
+-- +goose StatementBegin
+-- webhooks.set_ordering turns on strict order per key for a provider (or
+-- changes its settings). Both paths are checked before anything is written:
+-- one that does not parse as an SQL/JSON path raises 22023 and changes
+-- nothing. Calling it again with the same settings changes nothing.
+--
+-- New paths apply to events not yet claimed: the pending events of the
+-- provider get their key and order value again from their payload, and
+-- every sequence they are in is settled (_order_settle). Events in flight
+-- (claimed, or locked by a row-lock worker right now) keep theirs, as do
+-- processed and dead ones; nothing else of webhooks.events is read or
+-- written, whatever its size. It takes one lock per sequence with pending
+-- events, held until commit: with tens of thousands of such sequences, call
+-- it while the backlog is small or raise max_locks_per_transaction.
+--
+-- An event ingested at the very instant of the call may still get the old
+-- paths' values (ingest does not wait for set_ordering); it is then ordered
+-- by those.
+CREATE OR REPLACE FUNCTION webhooks.set_ordering(
+    provider    text,
+    key_path    text,
+    order_path  text    DEFAULT NULL,
+    dead_blocks boolean DEFAULT true
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_old  webhooks.ordering;
+    v_keys text[];
+BEGIN
+    PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
+    IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
+       OR octet_length(set_ordering.key_path) > 1000 THEN
+        RAISE EXCEPTION 'pginbox: key_path must be an SQL/JSON path of at most 1000 bytes such as ''$.data.object.customer'', got %',
+            coalesce(quote_literal(left(set_ordering.key_path, 100)), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        PERFORM set_ordering.key_path::jsonpath;
+    EXCEPTION WHEN OTHERS THEN
+        RAISE EXCEPTION 'pginbox: key_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.key_path, 100)), SQLERRM
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Write it like ''$.data.object.customer''.';
+    END;
+    IF set_ordering.order_path IS NOT NULL THEN
+        IF btrim(set_ordering.order_path, E' \t\r\n') = '' OR octet_length(set_ordering.order_path) > 1000 THEN
+            RAISE EXCEPTION 'pginbox: order_path must be NULL or an SQL/JSON path of at most 1000 bytes such as ''$.created'', got %',
+                quote_literal(left(set_ordering.order_path, 100))
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        BEGIN
+            PERFORM set_ordering.order_path::jsonpath;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE EXCEPTION 'pginbox: order_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.order_path, 100)), SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Write it like ''$.created'', or pass NULL to order by arrival.';
+        END;
+    END IF;
+    IF set_ordering.dead_blocks IS NULL THEN
+        RAISE EXCEPTION 'pginbox: dead_blocks must be true or false, got NULL'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- One call at a time (ingest only reads this table and does not wait).
+    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
+    SELECT o.* INTO v_old FROM webhooks.ordering AS o WHERE o.provider = set_ordering.provider;
+    IF v_old.provider IS NOT NULL AND v_old.key_path = set_ordering.key_path
+       AND v_old.order_path IS NOT DISTINCT FROM set_ordering.order_path
+       AND v_old.dead_blocks = set_ordering.dead_blocks THEN
+        RETURN;
+    END IF;
+
+    INSERT INTO webhooks.ordering AS o (provider, key_path, order_path, dead_blocks)
+    VALUES (set_ordering.provider, set_ordering.key_path, set_ordering.order_path, set_ordering.dead_blocks)
+    ON CONFLICT (provider) DO UPDATE
+        SET key_path    = excluded.key_path,
+            order_path  = excluded.order_path,
+            dead_blocks = excluded.dead_blocks,
+            updated_at  = now();
+
+    -- The sequences touched, old and new, each locked before any event of
+    -- it is written (the triggers' settles take the same locks first).
+    v_keys := ARRAY(
+        SELECT DISTINCT k FROM (
+            SELECT e.order_key AS k
+            FROM webhooks.events AS e
+            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+            UNION ALL
+            SELECT v.order_key
+            FROM webhooks.events AS e
+            CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, e.payload) AS v
+            WHERE e.provider = set_ordering.provider AND e.status = 'pending'
+        ) AS keys
+        WHERE k IS NOT NULL
+        ORDER BY k);
+    PERFORM webhooks._order_lock(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
+
+    -- Pending events not locked by a worker right now get the new values,
+    -- held until their sequence is settled below. The triggers stand aside
+    -- for this statement (pginbox.order_bulk): the settles follow.
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    UPDATE webhooks.events AS e
+    SET order_key  = v.order_key,
+        order_num  = v.order_num,
+        order_text = v.order_text,
+        order_held = v.order_key IS NOT NULL
+    FROM (
+        SELECT p.id, n.order_key, n.order_num, n.order_text
+        FROM webhooks.events AS p
+        CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
+        WHERE p.provider = set_ordering.provider
+          AND p.status = 'pending'
+        FOR UPDATE OF p SKIP LOCKED
+    ) AS v
+    WHERE e.id = v.id;
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+
+    PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks.set_ordering(text, text, text, boolean) IS
+  'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path '
+  '(an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at '
+  'order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event '
+  'runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while '
+  'dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. '
+  'Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+REVOKE EXECUTE ON FUNCTION webhooks.set_ordering(text, text, text, boolean) FROM PUBLIC;

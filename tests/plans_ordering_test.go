@@ -1,0 +1,57 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestBlockedSequencesPlan: webhooks.blocked_sequences (the console, the
+// `pginbox ordering` command, the sequence_blocked_seconds check and the
+// pginbox_blocked_sequences gauge read it live) finds its candidates in
+// events_order_failing_idx and tests and counts each sequence in
+// events_order_idx: never a scan of webhooks.events, however many events
+// are stored or waiting. 30,000 events: 20,000 of an unordered provider,
+// 10,000 of an ordered one (2,000 customers × 5), three heads failing.
+func TestBlockedSequencesPlan(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	ctx := context.Background()
+	execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.customer', '$.n')`)
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, processed_at, attempts)
+		SELECT 'other', 'o' || i, 't', '{}', 'processed', now(), 1 FROM generate_series(1, 20000) AS i`)
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, order_key, order_num, order_held)
+		SELECT 'stripe', 's' || k || '_' || n, 't', jsonb_build_object('customer', 'cus_' || k, 'n', n), 'cus_' || k, n, n > 1
+		FROM generate_series(1, 2000) AS k, generate_series(1, 5) AS n`)
+	execSQL(t, pool, `UPDATE webhooks.events SET attempts = 1, last_error = 'boom', run_after = now() + interval '1 minute'
+		WHERE provider = 'stripe' AND order_num = 1 AND order_key IN ('cus_1', 'cus_2', 'cus_3')`)
+	execSQL(t, pool, `ANALYZE webhooks.events`)
+
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.blocked_sequences WHERE waiting = 4`); n != 3 {
+		t.Fatalf("%d blocked sequences with 4 waiting, want 3", n)
+	}
+	c, err := pgx.Connect(ctx, conf.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, q := range []struct {
+		sql   string
+		reads int // reads of events_order_idx: the head test, and the count when it is used
+	}{
+		{`EXPLAIN SELECT * FROM webhooks.blocked_sequences`, 2},
+		{`EXPLAIN SELECT extract(epoch FROM now() - min(b.blocked_since)) FROM webhooks.blocked_sequences AS b`, 1},
+	} {
+		plan := explainLines(t, c, q.sql)
+		// Only the unfinished part of a sequence is read: the status test
+		// is an index condition, not a filter over its processed events.
+		if strings.Contains(plan, "Seq Scan on events") || !strings.Contains(plan, "events_order_failing_idx") ||
+			strings.Count(plan, "Index Scan using events_order_idx") != q.reads ||
+			strings.Count(plan, "((status = 'processed'::text) = false)") != q.reads {
+			t.Errorf("%s: want the candidates from events_order_failing_idx and %d range reads of the unfinished part of events_order_idx, got:\n%s", q.sql, q.reads, plan)
+		}
+	}
+}
