@@ -33,18 +33,29 @@ COMMENT ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) IS 'Pr
 
 CREATE FUNCTION webhooks._check_value(query text) RETURNS numeric
     LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN webhooks._check_value_at(_check_value.query, now());
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = now() and returns its value.';
+
+CREATE FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) RETURNS numeric
+    LANGUAGE plpgsql
     AS $_$
 DECLARE
     v_value numeric;
 BEGIN
-    PERFORM webhooks._require_text('query', _check_value.query, 100000);
-    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value.query, ';\s*$', ''))
-        INTO v_value;
+    PERFORM webhooks._require_text('query', _check_value_at.query, 100000);
+    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value_at.query, ';\s*$', ''))
+        INTO v_value
+        USING _check_value_at.as_of;
     RETURN v_value;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) and returns its value.';
+COMMENT ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = as_of and returns its value.';
 
 CREATE FUNCTION webhooks._equal_ct(a bytea, b bytea) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -398,6 +409,36 @@ $$;
 
 COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
 
+CREATE FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_values numeric[] := '{}';
+    v_value  numeric;
+    v_median numeric;
+    v_mad    numeric;
+    v_half   numeric;
+BEGIN
+    FOR v_week IN 1..4 LOOP
+        v_value := webhooks._check_value_at(_learned_range.query, _learned_range.as_of - v_week * interval '7 days');
+        IF v_value IS NOT NULL THEN
+            v_values := v_values || v_value;
+        END IF;
+    END LOOP;
+    weeks := cardinality(v_values);
+    IF weeks = 0 THEN
+        RETURN;
+    END IF;
+    v_median := webhooks._median(v_values);
+    v_mad := webhooks._median(ARRAY(SELECT abs(x.v - v_median) FROM unnest(v_values) AS x(v)));
+    v_half := greatest(_learned_range.k * v_mad, _learned_range.floor_abs, _learned_range.floor_ratio * abs(v_median));
+    min_ok := v_median - v_half;
+    max_ok := v_median + v_half;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|); weeks = how many weeks gave a value.';
+
 CREATE TABLE webhooks.events (
     id bigint NOT NULL,
     provider text NOT NULL,
@@ -525,6 +566,18 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
+
+CREATE FUNCTION webhooks._median(vals numeric[]) RETURNS numeric
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT trim_scale(avg(s.v))
+    FROM (SELECT x.v, row_number() OVER (ORDER BY x.v) AS rn, count(*) OVER () AS n
+          FROM unnest(_median.vals) AS x(v)
+          WHERE x.v IS NOT NULL) AS s
+    WHERE s.rn IN ((s.n + 1) / 2, (s.n + 2) / 2)
+$$;
+
+COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -2456,29 +2509,59 @@ DECLARE
     v_started  timestamptz;
     v_breached text[] := '{}';
     v_payload  text;
+    v_min      numeric;
+    v_max      numeric;
+    v_source   text;
+    v_band_min numeric;
+    v_band_max numeric;
+    v_weeks    integer;
 BEGIN
     FOR v_check IN
-        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok
+        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode,
+               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks
         FROM webhooks.checks AS c
         WHERE c.enabled
         ORDER BY c.family, c.name
     LOOP
         v_value := NULL;
         v_error := NULL;
+        v_band_min := NULL;
+        v_band_max := NULL;
+        v_weeks := NULL;
         v_started := clock_timestamp();
         BEGIN
-            v_value := webhooks._check_value(v_check.query);
+            v_value := webhooks._check_value_at(v_check.query, now());
+            IF v_check.range_mode = 'learned' THEN
+                SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
+                FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
+                                             v_check.learn_floor_ratio) AS l;
+            END IF;
         EXCEPTION WHEN OTHERS THEN
+            -- A failed history is a failed check too: no value, not ok.
+            v_value := NULL;
             v_error := format('%s: %s', SQLSTATE, SQLERRM);
         END;
+        v_min := v_check.min_ok;
+        v_max := v_check.max_ok;
+        v_source := 'fixed';
+        IF v_check.range_mode = 'learned' THEN
+            v_source := 'fallback';
+            IF v_error IS NULL AND v_weeks >= v_check.learn_min_weeks THEN
+                v_min := v_band_min;
+                v_max := v_band_max;
+                v_source := 'learned';
+            END IF;
+        END IF;
         v_ok := v_error IS NULL
             AND (v_value IS NULL
-                 OR ((v_check.min_ok IS NULL OR v_value >= v_check.min_ok)
-                     AND (v_check.max_ok IS NULL OR v_value <= v_check.max_ok)));
+                 OR ((v_min IS NULL OR v_value >= v_min)
+                     AND (v_max IS NULL OR v_value <= v_max)));
 
-        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms)
-        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_check.min_ok, v_check.max_ok, v_ok, v_error,
-                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3))
+        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms,
+                                            range_source, history_weeks)
+        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_min, v_max, v_ok, v_error,
+                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3),
+                v_source, v_weeks)
         -- Two runs in the same microsecond: keep the first result.
         ON CONFLICT ON CONSTRAINT check_results_pkey DO NOTHING;
 
@@ -2489,8 +2572,8 @@ BEGIN
         name   := v_check.name;
         family := v_check.family;
         value  := v_value;
-        min_ok := v_check.min_ok;
-        max_ok := v_check.max_ok;
+        min_ok := v_min;
+        max_ok := v_max;
         ok     := v_ok;
         RETURN NEXT;
     END LOOP;
@@ -2510,7 +2593,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); a check whose query fails is not ok with a NULL value. Records the results in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
+COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the range the value was judged against: the fixed range, or for a learned check with enough history the band learned from the same time of the week over the last four weeks. A check whose query fails is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
 
 CREATE FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text DEFAULT '* * * * *'::text, checks_schedule text DEFAULT '* * * * *'::text, prune_schedule text DEFAULT '17 * * * *'::text, keep_payload interval DEFAULT '30 days'::interval, keep_keys interval DEFAULT '400 days'::interval) RETURNS TABLE(jobname text, schedule text, jobid bigint)
     LANGUAGE plpgsql
@@ -2546,6 +2629,69 @@ END;
 $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
+
+CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    v_query text;
+BEGIN
+    IF set_check_mode.mode IS NULL OR set_check_mode.mode NOT IN ('fixed', 'learned') THEN
+        RAISE EXCEPTION 'pginbox: range mode must be fixed or learned, not %',
+            coalesce(quote_literal(set_check_mode.mode), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT c.query INTO v_query FROM webhooks.checks AS c WHERE c.name = set_check_mode.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_mode.name), 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT name FROM webhooks.checks lists them.';
+    END IF;
+    IF set_check_mode.mode = 'learned' AND strpos(v_query, '$1') = 0 THEN
+        RAISE EXCEPTION 'pginbox: check % cannot learn its range: its query does not take the time as $1',
+            set_check_mode.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'SELECT name FROM webhooks.checks WHERE strpos(query, ''$1'') > 0 lists the checks that can.';
+    END IF;
+    IF set_check_mode.k <= 0 OR set_check_mode.floor_abs < 0 OR set_check_mode.floor_ratio < 0
+       OR set_check_mode.min_weeks NOT BETWEEN 1 AND 4 THEN
+        RAISE EXCEPTION 'pginbox: k must be > 0, floor_abs and floor_ratio >= 0, min_weeks 1 to 4 (got %, %, %, %)',
+            set_check_mode.k, set_check_mode.floor_abs, set_check_mode.floor_ratio, set_check_mode.min_weeks
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE webhooks.checks AS c
+    SET range_mode        = set_check_mode.mode,
+        learn_k           = coalesce(set_check_mode.k, c.learn_k),
+        learn_floor       = coalesce(set_check_mode.floor_abs, c.learn_floor),
+        learn_floor_ratio = coalesce(set_check_mode.floor_ratio, c.learn_floor_ratio),
+        learn_min_weeks   = coalesce(set_check_mode.min_weeks, c.learn_min_weeks)
+    WHERE c.name = set_check_mode.name;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) IS 'Sets a check''s range_mode to fixed or learned (a band from its own history: same time of the week, last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), fixed range until min_weeks of them have a value); NULL tuning arguments keep the current values. Raises 42704 for an unknown check, 22023 for a bad mode or tuning, or learned for a query without $1. Needs UPDATE on webhooks.checks.';
+
+CREATE FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF set_check_range.min_ok > set_check_range.max_ok THEN
+        RAISE EXCEPTION 'pginbox: min_ok (%) is above max_ok (%) for check %',
+            set_check_range.min_ok, set_check_range.max_ok, set_check_range.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE webhooks.checks AS c
+    SET min_ok = set_check_range.min_ok, max_ok = set_check_range.max_ok, range_mode = 'fixed'
+    WHERE c.name = set_check_range.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_range.name), 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT name FROM webhooks.checks lists them.';
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) IS 'Pins a check to the fixed range [min_ok, max_ok] (NULL = unbounded) and sets its range_mode to fixed. Raises 42704 for an unknown check, 22023 when min_ok > max_ok. Needs UPDATE on webhooks.checks.';
 
 CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) RETURNS void
     LANGUAGE plpgsql
@@ -2726,10 +2872,17 @@ CREATE TABLE webhooks.check_results (
     max_ok numeric,
     ok boolean NOT NULL,
     error text,
-    duration_ms numeric
+    duration_ms numeric,
+    range_source text,
+    history_weeks integer,
+    CONSTRAINT check_results_range_source_check CHECK ((range_source = ANY (ARRAY['fixed'::text, 'learned'::text, 'fallback'::text])))
 );
 
 COMMENT ON TABLE webhooks.check_results IS 'History of webhooks.run_checks(): every check''s value and verdict per run, kept 7 days.';
+
+COMMENT ON COLUMN webhooks.check_results.range_source IS 'Where min_ok / max_ok of this result came from: fixed, learned (the band from the check''s history), or fallback (learned mode, history too short: the fixed range). NULL on rows older than learned thresholds.';
+
+COMMENT ON COLUMN webhooks.check_results.history_weeks IS 'Learned checks: how many of the last four weeks gave a value for the band.';
 
 CREATE TABLE webhooks.checks (
     name text NOT NULL,
@@ -2739,12 +2892,30 @@ CREATE TABLE webhooks.checks (
     min_ok numeric,
     max_ok numeric,
     enabled boolean DEFAULT true NOT NULL,
+    range_mode text DEFAULT 'fixed'::text NOT NULL,
+    learn_k numeric DEFAULT 3 NOT NULL,
+    learn_floor numeric DEFAULT 0 NOT NULL,
+    learn_floor_ratio numeric DEFAULT 0 NOT NULL,
+    learn_min_weeks integer DEFAULT 3 NOT NULL,
     CONSTRAINT checks_family_check CHECK ((family = ANY (ARRAY['latency'::text, 'referential'::text, 'volume'::text, 'payload'::text, 'database'::text]))),
+    CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)))),
+    CONSTRAINT checks_learned_query_check CHECK (((range_mode = 'fixed'::text) OR (strpos(query, '$1'::text) > 0))),
     CONSTRAINT checks_name_check CHECK ((name ~ '^[a-z][a-z0-9_]*$'::text)),
-    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok)))
+    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok))),
+    CONSTRAINT checks_range_mode_check CHECK ((range_mode = ANY (ARRAY['fixed'::text, 'learned'::text])))
 );
 
 COMMENT ON TABLE webhooks.checks IS 'Anomaly checks: a value computed by query must lie within [min_ok, max_ok] (NULL = unbounded).';
+
+COMMENT ON COLUMN webhooks.checks.range_mode IS 'fixed: the value must lie in [min_ok, max_ok]. learned: in a band from the check''s own history (same time of the week, last four weeks), falling back to [min_ok, max_ok] while that history is short. See set_check_mode.';
+
+COMMENT ON COLUMN webhooks.checks.learn_k IS 'Learned mode: the band is the median +- learn_k times the median absolute deviation (MAD) of the history.';
+
+COMMENT ON COLUMN webhooks.checks.learn_floor IS 'Learned mode: the band''s half-width is at least this much (in the check''s own unit).';
+
+COMMENT ON COLUMN webhooks.checks.learn_floor_ratio IS 'Learned mode: the band''s half-width is at least this share of the median.';
+
+COMMENT ON COLUMN webhooks.checks.learn_min_weeks IS 'Learned mode: how many of the last four weeks must have a value before the band replaces [min_ok, max_ok].';
 
 CREATE VIEW webhooks.check_status AS
  SELECT c.name,
@@ -3244,6 +3415,8 @@ REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FRO
 
 REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
@@ -3256,9 +3429,13 @@ REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, 
 
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
@@ -3345,6 +3522,10 @@ REVOKE ALL ON FUNCTION webhooks.resume(provider text, actor text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) FROM PUBLIC;
 
