@@ -70,7 +70,9 @@ ON CONFLICT (name) DO UPDATE
 -- same time in each of the last four weeks (webhooks._learned_range): one
 -- hour of webhooks.events by received_at each (BRIN), never the whole table.
 -- It is NULL, not 0, for an hour before the first event the table still
--- holds, so a week before pginbox was installed (or pruned) is no history.
+-- holds, so a week before pginbox was installed (or pruned) is no history;
+-- the first event is found by one probe of events_status_received_idx per
+-- status, not by a scan.
 -- Its band: median +- greatest(3 MAD, 10 events, half the median), once 3 of
 -- the 4 weeks have a value; no fixed bounds until then.
 INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok,
@@ -78,7 +80,10 @@ INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_
 VALUES
 ('traffic_last_hour', 'volume',
  'Events received in the last hour, all providers, against the same hour of the week over the last four weeks (learned: median ± greatest(3 MAD, 10, half the median)).',
- $q$SELECT CASE WHEN EXISTS (SELECT FROM webhooks.events AS o WHERE o.received_at < $1 - interval '1 hour')
+ $q$SELECT CASE WHEN EXISTS (
+                SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
+                WHERE (SELECT min(o.received_at) FROM webhooks.events AS o WHERE o.status = s.status)
+                      < $1 - interval '1 hour')
             THEN (SELECT count(*) FROM webhooks.events AS e
                   WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1)
        END$q$,
