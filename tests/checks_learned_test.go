@@ -202,6 +202,13 @@ func TestLearnedThresholds(t *testing.T) {
 				t.Errorf("%s: %v, want SQLSTATE %s", c.sql, err, c.code)
 			}
 		}
+		// The median behind the band: the middle value, the mean of the
+		// middle two, NULLs ignored, NULL for none.
+		for in, want := range map[string]string{`{3,1,2}`: "2", `{4,1,3,2}`: "2.5", `{5,NULL,1}`: "3", `{}`: "none", `{NULL}`: "none"} {
+			if got := queryString(t, pool, `SELECT coalesce(webhooks._median($1::numeric[])::text, 'none')`, in); got != want {
+				t.Errorf("_median(%s) = %s, want %s", in, got, want)
+			}
+		}
 		if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.checks WHERE range_mode = 'learned'`); n != 1 {
 			t.Fatalf("%d learned checks after refusals, want 1 (traffic_last_hour)", n)
 		}
