@@ -57,6 +57,9 @@ func TestPublicSignatures(t *testing.T) {
 		"webhooks.replay(event_id => 1, reason => 'x')",
 		"webhooks.prune(NULL::interval, NULL::interval)",
 		"webhooks.prune(keep_payload => '1 day', keep_keys => '2 days')",
+		"webhooks.set_check_range(NULL::text, NULL::numeric, NULL::numeric)",
+		"webhooks.set_check_mode(NULL::text, NULL::text)",
+		"webhooks.set_check_mode(name => 'c', mode => 'learned', k => 3, floor_abs => 10, floor_ratio => 0.5, min_weeks => 3)",
 	} {
 		if _, err := pool.Exec(context.Background(), "EXPLAIN SELECT "+call); err != nil {
 			t.Errorf("%s: %v", call, err)

@@ -183,6 +183,12 @@ var anomalies = []anomaly{
 		traffic(t, p, "sume", "job_", 20)
 	}},
 
+	{check: "traffic_last_hour", seed: func(t *testing.T, p *pgxpool.Pool) {
+		// Four weeks of a Monday-morning peak of about 300, then a third.
+		weeklyPeaks(t, p, 4)
+		seedEvenly(t, p, "now_", 92, "1 hour", "0 seconds")
+	}},
+
 	// payload
 	{check: "new_event_types", seed: func(t *testing.T, p *pgxpool.Pool) {
 		ingestMany(t, p, "stripe", "old", "invoice.paid", 5, "", "")

@@ -83,19 +83,31 @@ type backfillState struct {
 	LastError            *string    `json:"last_error"`
 }
 
-// checkStatus is one anomaly check with its latest result.
+// checkStatus is one anomaly check with its latest result. MinOK and MaxOK
+// are its fixed range; a learned check's latest result was judged against
+// the band in LearnedMinOK / LearnedMaxOK instead (RangeSource "learned"), or
+// against the fixed range while its history was short ("fallback").
 type checkStatus struct {
-	Name        string     `json:"name"`
-	Family      string     `json:"family"`
-	Description string     `json:"description"`
-	Value       *float64   `json:"value"`
-	MinOK       *float64   `json:"min_ok"`
-	MaxOK       *float64   `json:"max_ok"`
-	Enabled     bool       `json:"enabled"`
-	OK          *bool      `json:"ok"` // nil: never ran
-	RunAt       *time.Time `json:"run_at"`
-	Error       *string    `json:"error"`
+	Name         string     `json:"name"`
+	Family       string     `json:"family"`
+	Description  string     `json:"description"`
+	Value        *float64   `json:"value"`
+	MinOK        *float64   `json:"min_ok"`
+	MaxOK        *float64   `json:"max_ok"`
+	Enabled      bool       `json:"enabled"`
+	OK           *bool      `json:"ok"` // nil: never ran
+	RunAt        *time.Time `json:"run_at"`
+	Error        *string    `json:"error"`
+	RangeMode    string     `json:"range_mode"`     // fixed or learned
+	RangeSource  *string    `json:"range_source"`   // fixed, learned or fallback; nil: never ran
+	LearnedMinOK *float64   `json:"learned_min_ok"` // set when RangeSource is learned
+	LearnedMaxOK *float64   `json:"learned_max_ok"`
+	HistoryWeeks *int32     `json:"history_weeks"` // learned checks: weeks of history in the latest result
 }
+
+// Learned reports whether the latest result was judged against a band
+// learned from the check's history.
+func (c checkStatus) Learned() bool { return c.RangeSource != nil && *c.RangeSource == "learned" }
 
 // trafficBucket is one 5-minute bucket of the last hour, all providers.
 type trafficBucket struct {
@@ -197,9 +209,17 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 			st.Errors = append(st.Errors, name+": unavailable")
 		}
 	}
+	// The latest result's range (check_results, by its primary key) is the
+	// one the value was judged against: a learned check's band.
 	section("checks", collect(ctx, c, &st.Checks, `
-		SELECT name, family, description, value::float8, min_ok::float8, max_ok::float8, enabled, ok, run_at, error
-		FROM webhooks.check_status ORDER BY array_position($1::text[], family), name`, familyOrder))
+		SELECT s.name, s.family, s.description, s.value::float8, s.min_ok::float8, s.max_ok::float8, s.enabled, s.ok,
+		       s.run_at, s.error, c.range_mode, r.range_source,
+		       CASE WHEN r.range_source = 'learned' THEN r.min_ok::float8 END,
+		       CASE WHEN r.range_source = 'learned' THEN r.max_ok::float8 END, r.history_weeks
+		FROM webhooks.check_status AS s
+		JOIN webhooks.checks AS c ON c.name = s.name
+		LEFT JOIN webhooks.check_results AS r ON r.name = s.name AND r.run_at = s.run_at
+		ORDER BY array_position($1::text[], s.family), s.name`, familyOrder))
 	for _, c := range st.Checks {
 		if c.Enabled && c.OK != nil && !*c.OK {
 			st.Breaches++

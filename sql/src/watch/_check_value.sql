@@ -1,10 +1,6 @@
 -- +goose StatementBegin
--- webhooks._check_value evaluates the query of one check: a SELECT returning
--- at most one row of one column that casts to numeric. It is wrapped as a
--- scalar subquery, so zero rows give NULL and more than one row is an error;
--- the wrapping puts the query on lines of its own so a trailing -- comment
--- cannot swallow the closing parenthesis, and a trailing semicolon is
--- dropped.
+-- webhooks._check_value evaluates the query of one check now: see
+-- webhooks._check_value_at, which it calls with now() as $1.
 --
 -- Whoever may write webhooks.checks may run SQL as whoever calls
 -- run_checks(): grant it accordingly.
@@ -13,17 +9,12 @@ RETURNS numeric
 LANGUAGE plpgsql
 VOLATILE
 AS $$
-DECLARE
-    v_value numeric;
 BEGIN
-    PERFORM webhooks._require_text('query', _check_value.query, 100000);
-    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value.query, ';\s*$', ''))
-        INTO v_value;
-    RETURN v_value;
+    RETURN webhooks._check_value_at(_check_value.query, now());
 END;
 $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks._check_value(text) IS
-  'Private: runs a check''s query (one row of one numeric-castable column, or no row) and returns its value.';
+  'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = now() and returns its value.';
 REVOKE EXECUTE ON FUNCTION webhooks._check_value(text) FROM PUBLIC;

@@ -2,7 +2,9 @@
 -- (webhooks.traffic_5m, last 24 h). "Recent" is the last 30 minutes; the
 -- baseline is the provider's rate from its first event of the window until
 -- 30 minutes ago, and needs at least an hour of it. Ratios divide by at least
--- 20 events so a handful of events cannot trip them. See docs/checks.md.
+-- 20 events so a handful of events cannot trip them; traffic_last_hour (at
+-- the end) learns its range from the same hour of past weeks instead. See
+-- docs/checks.md.
 -- +goose StatementBegin
 INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok)
 VALUES
@@ -59,6 +61,33 @@ FROM webhooks.traffic_5m AS t WHERE t.bucket >= now() - interval '1 hour'$q$,
 FROM (SELECT sum(x.tombstones_24h) AS n FROM webhooks.expectation_health AS x) AS h,
      (SELECT sum(t.received) AS n FROM webhooks.traffic_5m AS t) AS v$q$,
  NULL, 0.1)
+ON CONFLICT (name) DO UPDATE
+    SET family = excluded.family, description = excluded.description, query = excluded.query;
+
+-- traffic_last_hour learns its range: traffic has a weekly shape (a quiet
+-- weekend, a Monday-morning peak) that no fixed range fits. Its query takes
+-- the time it is evaluated at as $1, so run_checks() can evaluate it at the
+-- same time in each of the last four weeks (webhooks._learned_range): one
+-- hour of webhooks.events by received_at each (BRIN), never the whole table.
+-- It is NULL, not 0, for an hour before the first event the table still
+-- holds, so a week before pginbox was installed (or pruned) is no history;
+-- the first event is found by one probe of events_status_received_idx per
+-- status, not by a scan.
+-- Its band: median +- greatest(3 MAD, 10 events, half the median), once 3 of
+-- the 4 weeks have a value; no fixed bounds until then.
+INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok,
+                                  range_mode, learn_k, learn_floor, learn_floor_ratio, learn_min_weeks)
+VALUES
+('traffic_last_hour', 'volume',
+ 'Events received in the last hour, all providers, against the same hour of the week over the last four weeks (learned: median ± greatest(3 MAD, 10, half the median)).',
+ $q$SELECT CASE WHEN EXISTS (
+                SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
+                WHERE (SELECT min(o.received_at) FROM webhooks.events AS o WHERE o.status = s.status)
+                      < $1 - interval '1 hour')
+            THEN (SELECT count(*) FROM webhooks.events AS e
+                  WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1)
+       END$q$,
+ NULL, NULL, 'learned', 3, 10, 0.5, 3)
 ON CONFLICT (name) DO UPDATE
     SET family = excluded.family, description = excluded.description, query = excluded.query;
 -- +goose StatementEnd

@@ -11,8 +11,18 @@
 -- commit) with a JSON payload naming the breached checks, so a listening
 -- runner runs a reconciliation pass at once.
 --
+-- A check whose range_mode is 'learned' is judged against a band from its
+-- own history (webhooks._learned_range: its query at the same time of the
+-- week over the last four weeks) once learn_min_weeks of those weeks have a
+-- value, and against min_ok / max_ok until then. The min_ok / max_ok it
+-- returns and records are the range the value was judged against;
+-- check_results.range_source says which (fixed, learned, fallback).
+--
+-- Every query gets now() as $1: a learnable query reads the time from there.
 -- The checks read the materialized views (refresh them first: refresh_views()
--- or refresh_view()) and a few catalog views, not the live queue.
+-- or refresh_view()), a few catalog views, and for learned volume checks one
+-- hour of webhooks.events by received_at per week looked at, not the live
+-- queue.
 CREATE OR REPLACE FUNCTION webhooks.run_checks()
 RETURNS TABLE (name text, family text, value numeric, min_ok numeric, max_ok numeric, ok boolean)
 LANGUAGE plpgsql
@@ -33,29 +43,59 @@ DECLARE
     v_started  timestamptz;
     v_breached text[] := '{}';
     v_payload  text;
+    v_min      numeric;
+    v_max      numeric;
+    v_source   text;
+    v_band_min numeric;
+    v_band_max numeric;
+    v_weeks    integer;
 BEGIN
     FOR v_check IN
-        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok
+        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode,
+               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks
         FROM webhooks.checks AS c
         WHERE c.enabled
         ORDER BY c.family, c.name
     LOOP
         v_value := NULL;
         v_error := NULL;
+        v_band_min := NULL;
+        v_band_max := NULL;
+        v_weeks := NULL;
         v_started := clock_timestamp();
         BEGIN
-            v_value := webhooks._check_value(v_check.query);
+            v_value := webhooks._check_value_at(v_check.query, now());
+            IF v_check.range_mode = 'learned' THEN
+                SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
+                FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
+                                             v_check.learn_floor_ratio) AS l;
+            END IF;
         EXCEPTION WHEN OTHERS THEN
+            -- A failed history is a failed check too: no value, not ok.
+            v_value := NULL;
             v_error := format('%s: %s', SQLSTATE, SQLERRM);
         END;
+        v_min := v_check.min_ok;
+        v_max := v_check.max_ok;
+        v_source := 'fixed';
+        IF v_check.range_mode = 'learned' THEN
+            v_source := 'fallback';
+            IF v_error IS NULL AND v_weeks >= v_check.learn_min_weeks THEN
+                v_min := v_band_min;
+                v_max := v_band_max;
+                v_source := 'learned';
+            END IF;
+        END IF;
         v_ok := v_error IS NULL
             AND (v_value IS NULL
-                 OR ((v_check.min_ok IS NULL OR v_value >= v_check.min_ok)
-                     AND (v_check.max_ok IS NULL OR v_value <= v_check.max_ok)));
+                 OR ((v_min IS NULL OR v_value >= v_min)
+                     AND (v_max IS NULL OR v_value <= v_max)));
 
-        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms)
-        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_check.min_ok, v_check.max_ok, v_ok, v_error,
-                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3))
+        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms,
+                                            range_source, history_weeks)
+        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_min, v_max, v_ok, v_error,
+                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3),
+                v_source, v_weeks)
         -- Two runs in the same microsecond: keep the first result.
         ON CONFLICT ON CONSTRAINT check_results_pkey DO NOTHING;
 
@@ -66,8 +106,8 @@ BEGIN
         name   := v_check.name;
         family := v_check.family;
         value  := v_value;
-        min_ok := v_check.min_ok;
-        max_ok := v_check.max_ok;
+        min_ok := v_min;
+        max_ok := v_max;
         ok     := v_ok;
         RETURN NEXT;
     END LOOP;
@@ -90,7 +130,9 @@ $$;
 
 COMMENT ON FUNCTION webhooks.run_checks() IS
   'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. '
-  'ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); a check whose query fails '
-  'is not ok with a NULL value. Records the results in webhooks.check_results (pruned to 7 days) and, on any '
+  'ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the '
+  'range the value was judged against: the fixed range, or for a learned check with enough history the band '
+  'learned from the same time of the week over the last four weeks. A check whose query fails '
+  'is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any '
   'breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
 REVOKE EXECUTE ON FUNCTION webhooks.run_checks() FROM PUBLIC;

@@ -1,0 +1,96 @@
+-- +goose Up
+-- begin sql/src/watch/checks_volume.sql (make sql-migrations wrote what follows from that file: edit it, not this)
+-- Volume checks: each provider against its own recent history
+-- (webhooks.traffic_5m, last 24 h). "Recent" is the last 30 minutes; the
+-- baseline is the provider's rate from its first event of the window until
+-- 30 minutes ago, and needs at least an hour of it. Ratios divide by at least
+-- 20 events so a handful of events cannot trip them; traffic_last_hour (at
+-- the end) learns its range from the same hour of past weeks instead. See
+-- docs/checks.md.
+-- +goose StatementBegin
+INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok)
+VALUES
+('providers_silent', 'volume',
+ 'Providers that sent nothing in the last 30 minutes although their own baseline (at least 1 h of history in the last 24 h) is 10 or more events per 30 minutes.',
+ $q$SELECT count(*)
+FROM (SELECT t.provider,
+             coalesce(sum(t.received) FILTER (WHERE t.bucket >= now() - interval '30 minutes'), 0) AS recent,
+             coalesce(sum(t.received) FILTER (WHERE t.bucket < now() - interval '30 minutes'), 0) AS base,
+             extract(epoch FROM now() - interval '30 minutes' - min(t.first_received_at)) / 1800 AS periods
+      FROM webhooks.traffic_5m AS t
+      GROUP BY t.provider) AS s
+WHERE s.periods >= 2 AND s.recent = 0 AND s.base / s.periods >= 10$q$,
+ NULL, 0),
+
+('provider_spike_ratio', 'volume',
+ 'Largest ratio of a provider''s events in the last 30 minutes to its own baseline per 30 minutes (at least 10), among providers with at least 1 h of history.',
+ $q$SELECT max(s.recent / greatest(s.base / s.periods, 10))
+FROM (SELECT t.provider,
+             coalesce(sum(t.received) FILTER (WHERE t.bucket >= now() - interval '30 minutes'), 0) AS recent,
+             coalesce(sum(t.received) FILTER (WHERE t.bucket < now() - interval '30 minutes'), 0) AS base,
+             extract(epoch FROM now() - interval '30 minutes' - min(t.first_received_at)) / 1800 AS periods
+      FROM webhooks.traffic_5m AS t
+      GROUP BY t.provider) AS s
+WHERE s.periods >= 2$q$,
+ NULL, 10),
+
+('redelivery_ratio', 'volume',
+ 'Share of the last hour''s events that a redelivery changed while pending (revision > 1). Exact duplicates write nothing and are not counted here (the runner''s /metrics counts ingest outcomes).',
+ $q$SELECT coalesce(sum(t.redelivered), 0) / greatest(coalesce(sum(t.received), 0), 20)
+FROM webhooks.traffic_5m AS t WHERE t.bucket >= now() - interval '1 hour'$q$,
+ NULL, 0.25),
+
+('backfill_ratio', 'volume',
+ 'Share of the last 6 hours'' events that came from backfill rather than a webhook: many backfills mean webhooks are being lost.',
+ $q$SELECT coalesce(sum(t.backfilled), 0) / greatest(coalesce(sum(t.received), 0), 20)
+FROM webhooks.traffic_5m AS t WHERE t.bucket >= now() - interval '6 hours'$q$,
+ NULL, 0.1),
+
+('retry_ratio', 'volume',
+ 'Share of the last hour''s events that needed more than one attempt or died: handlers are failing.',
+ $q$SELECT coalesce(sum(t.retried), 0) / greatest(coalesce(sum(t.received), 0), 20)
+FROM webhooks.traffic_5m AS t WHERE t.bucket >= now() - interval '1 hour'$q$,
+ NULL, 0.2),
+
+('queue_depth', 'volume',
+ 'Events pending or processing, all providers (webhooks.queue_health).',
+ $q$SELECT coalesce(sum(q.pending + q.processing), 0) FROM webhooks.queue_health AS q$q$,
+ NULL, 10000),
+
+('tombstone_ratio', 'volume',
+ 'Tombstones written in the last 24 h as a share of those plus the events received: many expected ids do not exist at the provider.',
+ $q$SELECT coalesce(h.n, 0) / greatest(coalesce(h.n, 0) + coalesce(v.n, 0), 20)
+FROM (SELECT sum(x.tombstones_24h) AS n FROM webhooks.expectation_health AS x) AS h,
+     (SELECT sum(t.received) AS n FROM webhooks.traffic_5m AS t) AS v$q$,
+ NULL, 0.1)
+ON CONFLICT (name) DO UPDATE
+    SET family = excluded.family, description = excluded.description, query = excluded.query;
+
+-- traffic_last_hour learns its range: traffic has a weekly shape (a quiet
+-- weekend, a Monday-morning peak) that no fixed range fits. Its query takes
+-- the time it is evaluated at as $1, so run_checks() can evaluate it at the
+-- same time in each of the last four weeks (webhooks._learned_range): one
+-- hour of webhooks.events by received_at each (BRIN), never the whole table.
+-- It is NULL, not 0, for an hour before the first event the table still
+-- holds, so a week before pginbox was installed (or pruned) is no history;
+-- the first event is found by one probe of events_status_received_idx per
+-- status, not by a scan.
+-- Its band: median +- greatest(3 MAD, 10 events, half the median), once 3 of
+-- the 4 weeks have a value; no fixed bounds until then.
+INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok,
+                                  range_mode, learn_k, learn_floor, learn_floor_ratio, learn_min_weeks)
+VALUES
+('traffic_last_hour', 'volume',
+ 'Events received in the last hour, all providers, against the same hour of the week over the last four weeks (learned: median ± greatest(3 MAD, 10, half the median)).',
+ $q$SELECT CASE WHEN EXISTS (
+                SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
+                WHERE (SELECT min(o.received_at) FROM webhooks.events AS o WHERE o.status = s.status)
+                      < $1 - interval '1 hour')
+            THEN (SELECT count(*) FROM webhooks.events AS e
+                  WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1)
+       END$q$,
+ NULL, NULL, 'learned', 3, 10, 0.5, 3)
+ON CONFLICT (name) DO UPDATE
+    SET family = excluded.family, description = excluded.description, query = excluded.query;
+-- +goose StatementEnd
+-- end sql/src/watch/checks_volume.sql
