@@ -16,7 +16,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	want := []string{"github", "shopify", "standardwebhooks", "stripe", "sume"}
+	want := []string{"github", "paddle", "shopify", "standardwebhooks", "stripe", "sume"}
 	if got := verify.Kinds(); !slices.Equal(got, want) {
 		t.Fatalf("Kinds() = %q, want %q", got, want)
 	}

@@ -24,11 +24,12 @@ import (
 //	   {"per_page": N, "next": "<url with after=…>", "has_more": bool, "estimated_total": N}}}
 //
 // Paddle keeps 90 days of events and has no time filter: the list is read
-// newest first (event ids are ordered by time; Paddle's default order is
-// oldest first, so order_by is always sent) and the pass stops at the first
+// newest first (event ids are ordered by time; order_by is always sent,
+// whatever Paddle's default order) and the pass stops at the first
 // page reaching before its window, as it does for Stripe. Each page's
 // cursor is the after of meta.pagination.next (else the last event_id
-// listed); the next URL itself is never requested, so only BaseURL's origin
+// listed), read only while has_more is true (Paddle sends next on the last
+// page too); the next URL itself is never requested, so only BaseURL's origin
 // is ever contacted. Every event is listed (no event_type filter) and
 // becomes what its webhook would carry: key = event_id, event type =
 // event_type, payload = the event object (a webhook's body is that object

@@ -36,10 +36,11 @@ func ID(at time.Time, n int) string {
 }
 
 // Server is a fake of Paddle's GET /events: ordered by id (order_by
-// id[ASC], the default, or id[DESC]), paged with per_page (default 50; a
+// id[ASC], which it assumes is the default, or id[DESC]), paged with per_page (default 50; a
 // larger number than 200 is served as 200, as Paddle does) and after (the
-// entities after that id in the requested order). Any other query parameter,
-// or a malformed one, answers 400.
+// entities after that id in the requested order, not including it);
+// meta.pagination.next is always set, even on the last page, as Paddle
+// documents. Any other query parameter, or a malformed one, answers 400.
 type Server struct {
 	*httptest.Server
 	// Key is the API key it expects as a Bearer token.
@@ -175,14 +176,18 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range match[:end] {
 		data = append(data, e.JSON())
 	}
-	next := ""
-	if end > 0 {
-		v := url.Values{"after": {match[end-1].ID}, "per_page": {strconv.Itoa(perPage)}}
-		if o := q.Get("order_by"); o != "" {
-			v.Set("order_by", o)
-		}
-		next = "https://api.paddle.com/events?" + v.Encode()
+	// next is always returned, even on the last page: the request's query
+	// with after set to the last id of this page (kept when the page is empty).
+	v := url.Values{"per_page": {strconv.Itoa(perPage)}}
+	if o := q.Get("order_by"); o != "" {
+		v.Set("order_by", o)
 	}
+	if end > 0 {
+		v.Set("after", match[end-1].ID)
+	} else if after != "" {
+		v.Set("after", after)
+	}
+	next := "https://api.paddle.com/events?" + v.Encode()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"data": data,
