@@ -222,7 +222,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'challenge');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -275,13 +275,46 @@ BEGIN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
 
+    WHEN 'slack' THEN
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+        IF v_type = 'url_verification' THEN
+            IF nullif(v_m -> 'challenge' ->> 's', '') IS NOT NULL THEN
+                RETURN;  -- a handshake: payload set, no key, no type
+            END IF;
+            reason := 'idempotency key missing';
+        ELSIF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        IF v_type = 'event_callback' THEN
+            -- jsonb keeps the last of a repeated name, as Go's encoding/json.
+            v_type := CASE WHEN pg_catalog.jsonb_typeof(payload -> 'event' -> 'type') = 'string'
+                           THEN payload -> 'event' ->> 'type' ELSE '' END;
+        END IF;
+
+    WHEN 'linear' THEN
+        external_id := coalesce(_identify.headers -> 'linear-delivery' ->> 0, '');
+        v_type := CASE WHEN nullif(v_m -> 'type' ->> 's', '') IS NOT NULL AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL
+                       THEN (v_m -> 'type' ->> 's') || '.' || (v_m -> 'action' ->> 's') ELSE '' END;
+
+    WHEN 'square' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
 
     -- The header-keyed kinds: a header sent empty counts as missing.
-    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify') THEN
+    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify', 'linear') THEN
         IF external_id = '' THEN
             reason := 'idempotency key missing';
         ELSIF NOT webhooks._valid_text(external_id) THEN
@@ -318,6 +351,7 @@ DECLARE
     c_max_headers CONSTANT integer := 65536;
     v_kinds   text[];
     v_secrets text[];
+    v_url     text;
     v_headers jsonb;
     v_reason  text;
     v_found   record;
@@ -346,8 +380,9 @@ BEGIN
     END IF;
     v_headers := webhooks._http_headers(_ingest_signed_at.headers);
 
-    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
-    INTO v_kinds, v_secrets
+    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret),
+           pg_catalog.min(s.url)
+    INTO v_kinds, v_secrets, v_url
     FROM webhooks.provider_secrets AS s
     WHERE s.provider = _ingest_signed_at.provider;
     IF v_secrets IS NULL THEN
@@ -364,7 +399,7 @@ BEGIN
 
     v_reason := coalesce(webhooks._signature_bounds(v_kinds[1], v_headers),
                          webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, _ingest_signed_at.body,
-                                                    coalesce(_ingest_signed_at.at, pg_catalog.now())));
+                                                    coalesce(_ingest_signed_at.at, pg_catalog.now()), v_url));
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
@@ -378,10 +413,16 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
+    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
+        -- _identify found a url_verification handshake: answered, not stored.
+        RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
+        RETURN;
+    END IF;
+
     -- The key is a header the provider does not sign: the signed body decides.
     -- (_identify keys sume on the header only when the body has no job_id,
     -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify')
+    IF v_kinds[1] IN ('github', 'shopify', 'linear')
        OR (v_kinds[1] = 'sume'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
@@ -831,6 +872,9 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -919,7 +963,7 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
 
-CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) RETURNS text
+CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $_$
 DECLARE
@@ -942,6 +986,8 @@ DECLARE
     v_msg     bytea;
     v_mac     bytea;
     v_match   boolean := false;
+    v_member  json;
+    v_ms      bigint;
 BEGIN
     CASE _verify_signature.kind
     WHEN 'sume' THEN
@@ -1043,6 +1089,51 @@ BEGIN
         END IF;
         v_sigs := ARRAY[v_sig];
 
+    WHEN 'slack' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-slack-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')];
+        v_ts_raw := coalesce(_verify_signature.headers -> 'x-slack-request-timestamp' ->> 0, '');
+        v_prefix := 'v0:' || v_ts_raw || ':';
+
+    WHEN 'linear' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'linear-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF v_header !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(v_header, 'hex')];
+
+    WHEN 'square' THEN
+        IF _verify_signature.url IS NULL THEN
+            RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
+        END IF;
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-square-hmacsha256-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        v_sig := webhooks._base64_decode(v_header, true);
+        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[v_sig];
+        v_prefix := _verify_signature.url;
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
             USING ERRCODE = 'invalid_parameter_value';
@@ -1085,6 +1176,41 @@ BEGIN
         RETURN 'signature mismatch';
     END IF;
 
+    IF _verify_signature.kind = 'linear' THEN
+        -- The timestamp is inside the signed body: its top-level member, the
+        -- last one when the name is given twice (as Go's encoding/json), as
+        -- written (json, not jsonb, which would turn 17e11 into digits). A
+        -- body jsonb refuses (not UTF-8 or JSON, \u0000, ...) or that is
+        -- not an object has none to read: _identify refuses it (body not json).
+        v_ms := NULL;
+        BEGIN
+            IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::jsonb) = 'object' THEN
+                v_ms := 0;  -- an object: its timestamp is checked
+                SELECT m.value INTO v_member
+                FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::json)
+                     WITH ORDINALITY AS m(key, value, n)
+                WHERE m.key = 'webhookTimestamp'
+                ORDER BY m.n DESC
+                LIMIT 1;
+            END IF;
+        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+            v_ms := NULL;
+        END;
+        IF v_ms IS NULL THEN
+            RETURN NULL;
+        END IF;
+        IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_member::text !~ '^[0-9]{1,18}$' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_ms := v_member::text::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at) * 1000)::bigint - v_ms) > 300000 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
+    END IF;
+
     IF v_ts_raw IS NOT NULL
        AND pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
         RETURN 'timestamp out of tolerance';
@@ -1093,7 +1219,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance.';
+COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. url: the notification URL kind square signs before the body.';
 
 CREATE FUNCTION webhooks._whsec_key(secret text) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -1483,7 +1609,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea)
                                     pg_catalog.now()) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2547,12 +2673,14 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
-CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) RETURNS void
+CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    -- An absolute http(s) URL with a host, no fragment, no space or control character.
+    c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -2594,20 +2722,35 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF set_provider.kind = 'square' THEN
+        IF coalesce(set_provider.url, '') = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+        END IF;
+        IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF set_provider.url IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: its signature covers no URL; pass url NULL', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     LOCK TABLE webhooks.provider_secrets IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM webhooks.provider_secrets AS s
     WHERE s.provider = set_provider.provider
       AND NOT s.secret = ANY (set_provider.secrets);
-    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret)
-    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret
+    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret, url)
+    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret, set_provider.url
     FROM pg_catalog.unnest(set_provider.secrets) AS x(secret)
     ON CONFLICT ON CONSTRAINT provider_secrets_pkey DO UPDATE
-        SET kind = excluded.kind
-        WHERE s.kind IS DISTINCT FROM excluded.kind;
+        SET kind = excluded.kind, url = excluded.url
+        WHERE s.kind IS DISTINCT FROM excluded.kind OR s.url IS DISTINCT FROM excluded.url;
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter. url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3010,12 +3153,15 @@ CREATE TABLE webhooks.provider_secrets (
     kind text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
+    url text,
+    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'linear'::text, 'shopify'::text, 'slack'::text, 'square'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );
 
 COMMENT ON TABLE webhooks.provider_secrets IS 'Signing secrets per provider for webhooks.ingest_signed(); readable by the owner only. Manage with webhooks.set_provider() and webhooks.drop_provider().';
+
+COMMENT ON COLUMN webhooks.provider_secrets.url IS 'The exact URL the provider was given, signed by kind square; NULL for the other kinds. Written by webhooks.set_provider().';
 
 CREATE MATERIALIZED VIEW webhooks.queue_health AS
  WITH q AS (
@@ -3282,7 +3428,7 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 
@@ -3346,7 +3492,7 @@ REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.tombstone(provider text, external_id text, reason text) FROM PUBLIC;
 

@@ -6,10 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
 )
@@ -20,7 +20,8 @@ import (
 //
 // Linear signs no header timestamp: the body's top-level webhookTimestamp
 // (unix milliseconds), covered by the signature, must be within 5 minutes of
-// now, either way. It is read once the signature matched.
+// now, either way. It is read once the signature matched; a body that is not
+// a JSON object has none and is refused by Identify.
 type verifier struct{ keys sig.Keys }
 
 var _ sig.Provider = (*verifier)(nil)
@@ -44,8 +45,8 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 	if !p.keys.Match([][]byte{mac}, "", body) {
 		return sig.Unauthorized(sig.ReasonSignatureMismatch)
 	}
-	ms, err := webhookTimestamp(body)
-	if err != nil {
+	ms, ok, err := webhookTimestamp(body)
+	if !ok || err != nil {
 		return err
 	}
 	return sig.CheckToleranceMillis(ms, now)
@@ -70,19 +71,30 @@ func parseLinearSignature(header string) ([]byte, error) {
 
 // webhookTimestamp returns the body's top-level webhookTimestamp: unix
 // milliseconds written as 1 to 18 decimal digits (a JSON integer, no sign,
-// fraction or exponent). A body that is not a JSON object has none. Only the
-// top level is read, to any depth the JSON parser allows, as
+// fraction or exponent). ok is false when the body is not a JSON object
+// Postgres jsonb accepts: it has no timestamp to read, and Identify refuses
+// it (400 body not json), so it can never be stored. Nesting depth does not
+// matter here (Identify refuses a body nested too deep), as
 // webhooks._verify_signature reads it.
-func webhookTimestamp(body []byte) (int64, error) {
-	var env sig.Envelope
-	if !utf8.Valid(body) || json.Unmarshal(body, &env) != nil || !env.Has("webhookTimestamp") {
-		return 0, sig.Unauthorized(sig.ReasonTimestampMissing)
+func webhookTimestamp(body []byte) (ms int64, ok bool, err error) {
+	env, err := sig.ReadEnvelope(body)
+	var rej *sig.RejectError
+	if errors.As(err, &rej) && rej.Reason == sig.ReasonBodyTooDeep {
+		env = sig.Envelope{}
+		err = json.Unmarshal(body, &env) // valid JSON jsonb accepts, only deep
+	}
+	if err != nil {
+		return 0, false, nil
+	}
+	if !env.Has("webhookTimestamp") {
+		return 0, true, sig.Unauthorized(sig.ReasonTimestampMissing)
 	}
 	raw := string(env["webhookTimestamp"])
 	if raw == "" || raw[0] < '0' || raw[0] > '9' {
-		return 0, sig.Unauthorized(sig.ReasonTimestampMalformed)
+		return 0, true, sig.Unauthorized(sig.ReasonTimestampMalformed)
 	}
-	return sig.ParseTimestamp(raw)
+	ms, err = sig.ParseTimestamp(raw)
+	return ms, true, err
 }
 
 // Identify takes the idempotency key from the Linear-Delivery header and the

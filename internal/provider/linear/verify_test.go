@@ -53,7 +53,8 @@ func TestLinearVerify(t *testing.T) {
 		{"timestamp missing", []string{secret}, signed(secret, `{"action":"create","type":"Issue"}`), `{"action":"create","type":"Issue"}`, 401, verify.ReasonTimestampMissing},
 		{"timestamp null", []string{secret}, signed(secret, withTS("null")), withTS("null"), 401, verify.ReasonTimestampMissing},
 		{"nested timestamp ignored", []string{secret}, signed(secret, `{"data":{"webhookTimestamp":1700000000123}}`), `{"data":{"webhookTimestamp":1700000000123}}`, 401, verify.ReasonTimestampMissing},
-		{"body not json: no timestamp", []string{secret}, signed(secret, "nope"), "nope", 401, verify.ReasonTimestampMissing},
+		{"body not json: left to Identify", []string{secret}, signed(secret, "nope"), "nope", 0, ""},
+		{"body not an object: left to Identify", []string{secret}, signed(secret, `[{"webhookTimestamp":1}]`), `[{"webhookTimestamp":1}]`, 0, ""},
 		{"timestamp a string", []string{secret}, signed(secret, withTS(`"1700000000123"`)), withTS(`"1700000000123"`), 401, verify.ReasonTimestampMalformed},
 		{"timestamp with a fraction", []string{secret}, signed(secret, withTS("1700000000123.5")), withTS("1700000000123.5"), 401, verify.ReasonTimestampMalformed},
 		{"timestamp with an exponent", []string{secret}, signed(secret, withTS("17e11")), withTS("17e11"), 401, verify.ReasonTimestampMalformed},
@@ -134,9 +135,18 @@ func FuzzLinearWebhookTimestamp(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ms, err := linear.WebhookTimestamp(body)
+		ms, ok, err := linear.WebhookTimestamp(body)
 		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
-		if err == nil && ms < 0 {
+		if !ok {
+			// Nothing to read: Identify must refuse the body.
+			if err != nil {
+				t.Fatalf("an error %v for a body without a timestamp to read", err)
+			}
+			if _, err := mustProvider(t, "linear", "identify-only-secret-0123").Identify(headers("Linear-Delivery", "d"), body); err == nil {
+				t.Fatalf("no timestamp read, yet Identify accepts %q", body)
+			}
+		}
+		if err == nil && ok && ms < 0 {
 			t.Fatalf("accepted a negative timestamp %d", ms)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -50,15 +50,19 @@ func NewURLVerifier(notificationURL string, secrets []string) (sig.Provider, err
 	return &verifier{keys: sig.RawKeys(secrets), url: notificationURL}, nil
 }
 
-// CheckURL reports whether u can be a notification URL: absolute http or
-// https with a host, no fragment, no spaces around it.
+// urlPattern is what a notification URL may be: absolute http or https with
+// a host, no fragment, no space or control character (webhooks.set_provider
+// applies the same rule), at most maxURLBytes long.
+var urlPattern = regexp.MustCompile(`^https?://[^/?#\x00-\x20\x7f]+[^#\x00-\x20\x7f]*$`)
+
+const maxURLBytes = 2048
+
+// CheckURL reports whether u can be a notification URL (see urlPattern).
 func CheckURL(u string) error {
 	if u == "" {
 		return ErrNoURL
 	}
-	parsed, err := url.Parse(u)
-	if err != nil || strings.TrimSpace(u) != u || (parsed.Scheme != "https" && parsed.Scheme != "http") ||
-		parsed.Host == "" || parsed.Fragment != "" || strings.Contains(u, "#") {
+	if len(u) > maxURLBytes || !urlPattern.MatchString(u) {
 		return fmt.Errorf("notification URL %q is not an absolute http(s) URL without a fragment", u)
 	}
 	return nil

@@ -11,8 +11,9 @@
 --                               webhook-signature (space separated) list, or
 --                               entries other than t= of Stripe-Signature
 -- Providers send one signature per active secret (two while rotating), so 8
--- leaves room and a real delivery never comes near either bound. GitHub and
--- Shopify carry a single signature; only the size applies to them.
+-- leaves room and a real delivery never comes near either bound. GitHub,
+-- Shopify, Slack, Linear and Square carry a single signature; only the size
+-- applies to them.
 CREATE OR REPLACE FUNCTION webhooks._signature_bounds(kind text, headers jsonb)
 RETURNS text
 LANGUAGE plpgsql
@@ -34,6 +35,9 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
