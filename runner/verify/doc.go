@@ -21,9 +21,17 @@
 //     key: webhook-id; type: top-level type.
 //   - shopify: X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of body>;
 //     key: X-Shopify-Event-Id; type: X-Shopify-Topic.
+//   - slack: X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:<X-Slack-Request-Timestamp>:<body>">;
+//     key: top-level event_id; type: event.type of an event_callback, else type.
+//     A url_verification is a handshake ([Delivery].Handshake): answered, not stored.
+//   - linear: Linear-Signature: <hex HMAC-SHA256 of body>, and the body's
+//     webhookTimestamp (unix milliseconds); key: Linear-Delivery; type: "<type>.<action>".
+//   - square: X-Square-HmacSha256-Signature: <base64 HMAC-SHA256 of
+//     "<notification URL><body>">, the URL given to [NewWithURL];
+//     key: top-level event_id; type: top-level type.
 //
-// Schemes that sign a timestamp (sume, stripe, standardwebhooks) refuse one
-// more than five minutes before or after now. Every kind accepts several
+// Schemes that sign a timestamp (sume, stripe, standardwebhooks, slack,
+// linear) refuse one more than five minutes before or after now. Every kind accepts several
 // secrets at once (rotation): a delivery is valid if any of them verifies it.
 // Signatures are computed over the exact raw body bytes and compared in
 // constant time.
