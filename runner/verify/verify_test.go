@@ -176,6 +176,9 @@ func TestKeySigned(t *testing.T) {
 		{"standardwebhooks", sw, `{"type": "user.created"}`, headers("webhook-id", "msg_1"), true},
 		{"github", secret, `{"action": "opened"}`, headers("X-GitHub-Delivery", "d", "X-GitHub-Event", "issues"), false},
 		{"shopify", secret, `{"id": 1}`, headers("X-Shopify-Event-Id", "e", "X-Shopify-Topic", "orders/create"), false},
+		{"slack", secret, `{"type": "event_callback", "event_id": "Ev1", "event": {"type": "message"}}`, headers("X-Slack-Retry-Num", "1"), true},
+		{"linear", secret, `{"type": "Issue", "action": "create"}`, headers("Linear-Delivery", "d"), false},
+		{"square", secret, `{"type": "payment.updated", "event_id": "e"}`, nil, true},
 	}
 	for _, tt := range tests {
 		h := tt.h
