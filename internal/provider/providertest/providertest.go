@@ -97,7 +97,7 @@ var (
 		verify.ReasonSignatureHeaderTooLarge: true, verify.ReasonTooManySignatures: true,
 	}
 	IdentifyReasons = map[string]bool{
-		verify.ReasonBodyNotJSON: true, verify.ReasonKeyMissing: true, verify.ReasonKeyInvalid: true,
+		verify.ReasonBodyNotJSON: true, verify.ReasonBodyTooDeep: true, verify.ReasonKeyMissing: true, verify.ReasonKeyInvalid: true,
 		verify.ReasonEventIDMismatch: true, verify.ReasonEventTypeMissing: true, verify.ReasonEventTypeInvalid: true,
 	}
 )
