@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -254,7 +255,8 @@ func (c *Config) checkAll(n names, log *slog.Logger) error {
 
 // ConfigFromEnv reads the configuration from the environment getenv returns
 // (os.Getenv, or the command line's flags over it), each variable once:
-// PGINBOX_ADDR, PGINBOX_PROVIDERS with each PGINBOX_SECRET_<NAME>,
+// PGINBOX_ADDR, PGINBOX_PROVIDERS with each PGINBOX_SECRET_<NAME> (and
+// PGINBOX_URL_<NAME>, which kind square requires),
 // PGINBOX_HANDLER, PGINBOX_WORKERS, the durations, PGINBOX_API_URL_<NAME>,
 // PGINBOX_API_KEY_<NAME> and PGINBOX_GITHUB_APP_ID_<NAME> for backfill, and
 // the rest of the PGINBOX_* variables the reference documents. The field of
@@ -276,8 +278,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if len(p.Secrets) == 0 {
 			return c, &envconfig.Error{Var: p.SecretVar, Msg: fmt.Sprintf("provider %q has no secret", p.Name)}
 		}
-		v, err := verify.New(p.Kind, p.Secrets)
+		urlRow, _ := envconfig.Lookup("PGINBOX_URL_<NAME>")
+		url := env.Each(urlRow.Env, p.Name)
+		if url == "" && verify.SignsURL(p.Kind) {
+			return c, &envconfig.Error{Var: urlRow.Var(p.Name), Msg: fmt.Sprintf(
+				"provider %q of kind %s needs the exact URL registered at the provider, which the signature covers (e.g. https://hooks.example.com/webhooks/%s)",
+				p.Name, p.Kind, p.Name)}
+		}
+		v, err := verify.NewWithURL(p.Kind, p.Secrets, url)
 		if err != nil {
+			if errors.Is(err, verify.ErrURL) {
+				return c, &envconfig.Error{Var: urlRow.Var(p.Name), Msg: err.Error()}
+			}
 			return c, &envconfig.Error{Var: p.SecretVar, Msg: err.Error()}
 		}
 		c.Providers[p.Name] = v

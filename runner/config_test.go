@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -199,6 +200,46 @@ func TestValidateNamesTheSetting(t *testing.T) {
 			}
 			if err != nil && strings.Contains(err.Error(), "short-secret") {
 				t.Error("the error repeats a secret")
+			}
+		})
+	}
+}
+
+// TestConfigFromEnvSquareURL: kind square signs the URL it posts to, so a
+// square provider without PGINBOX_URL_<NAME> (or with one that is not an
+// absolute http(s) URL) is a start-up error naming that variable, never the
+// secret; other kinds ignore the variable.
+func TestConfigFromEnvSquareURL(t *testing.T) {
+	t.Parallel()
+	const key = "sq0wsk-signature-key-0123"
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantVar string // "" when accepted
+	}{
+		{"square with its URL", map[string]string{"PGINBOX_PROVIDERS": "my-sq=square", "PGINBOX_SECRET_MY_SQ": key,
+			"PGINBOX_URL_MY_SQ": "https://hooks.example.com/webhooks/my-sq"}, ""},
+		{"square without its URL", map[string]string{"PGINBOX_PROVIDERS": "my-sq=square", "PGINBOX_SECRET_MY_SQ": key}, "PGINBOX_URL_MY_SQ"},
+		{"square with a relative URL", map[string]string{"PGINBOX_PROVIDERS": "my-sq=square", "PGINBOX_SECRET_MY_SQ": key,
+			"PGINBOX_URL_MY_SQ": "/webhooks/my-sq"}, "PGINBOX_URL_MY_SQ"},
+		{"square with a short key", map[string]string{"PGINBOX_PROVIDERS": "my-sq=square", "PGINBOX_SECRET_MY_SQ": "short",
+			"PGINBOX_URL_MY_SQ": "https://hooks.example.com/webhooks/my-sq"}, "PGINBOX_SECRET_MY_SQ"},
+		{"slack ignores a URL", map[string]string{"PGINBOX_PROVIDERS": "sl=slack", "PGINBOX_SECRET_SL": key,
+			"PGINBOX_URL_SL": "not a url"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+			if tt.wantVar == "" {
+				if err != nil || len(c.Providers) != 1 {
+					t.Fatalf("ConfigFromEnv = %v, %v", c.Providers, err)
+				}
+				return
+			}
+			var envErr *envconfig.Error
+			if !errors.As(err, &envErr) || envErr.Var != tt.wantVar || strings.Contains(err.Error(), key) {
+				t.Fatalf("ConfigFromEnv error %v, want one naming %s (and never the key)", err, tt.wantVar)
 			}
 		})
 	}

@@ -33,29 +33,18 @@ COMMENT ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) IS 'Pr
 
 CREATE FUNCTION webhooks._check_value(query text) RETURNS numeric
     LANGUAGE plpgsql
-    AS $$
-BEGIN
-    RETURN webhooks._check_value_at(_check_value.query, now());
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = now() and returns its value.';
-
-CREATE FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) RETURNS numeric
-    LANGUAGE plpgsql
     AS $_$
 DECLARE
     v_value numeric;
 BEGIN
-    PERFORM webhooks._require_text('query', _check_value_at.query, 100000);
-    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value_at.query, ';\s*$', ''))
-        INTO v_value
-        USING _check_value_at.as_of;
+    PERFORM webhooks._require_text('query', _check_value.query, 100000);
+    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value.query, ';\s*$', ''))
+        INTO v_value;
     RETURN v_value;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = as_of and returns its value.';
+COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) and returns its value.';
 
 CREATE FUNCTION webhooks._equal_ct(a bytea, b bytea) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -233,7 +222,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'challenge');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -286,13 +275,46 @@ BEGIN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
 
+    WHEN 'slack' THEN
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+        IF v_type = 'url_verification' THEN
+            IF nullif(v_m -> 'challenge' ->> 's', '') IS NOT NULL THEN
+                RETURN;  -- a handshake: payload set, no key, no type
+            END IF;
+            reason := 'idempotency key missing';
+        ELSIF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        IF v_type = 'event_callback' THEN
+            -- jsonb keeps the last of a repeated name, as Go's encoding/json.
+            v_type := CASE WHEN pg_catalog.jsonb_typeof(payload -> 'event' -> 'type') = 'string'
+                           THEN payload -> 'event' ->> 'type' ELSE '' END;
+        END IF;
+
+    WHEN 'linear' THEN
+        external_id := coalesce(_identify.headers -> 'linear-delivery' ->> 0, '');
+        v_type := CASE WHEN nullif(v_m -> 'type' ->> 's', '') IS NOT NULL AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL
+                       THEN (v_m -> 'type' ->> 's') || '.' || (v_m -> 'action' ->> 's') ELSE '' END;
+
+    WHEN 'square' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
 
     -- The header-keyed kinds: a header sent empty counts as missing.
-    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify') THEN
+    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify', 'linear') THEN
         IF external_id = '' THEN
             reason := 'idempotency key missing';
         ELSIF NOT webhooks._valid_text(external_id) THEN
@@ -329,6 +351,7 @@ DECLARE
     c_max_headers CONSTANT integer := 65536;
     v_kinds   text[];
     v_secrets text[];
+    v_url     text;
     v_headers jsonb;
     v_reason  text;
     v_found   record;
@@ -357,8 +380,9 @@ BEGIN
     END IF;
     v_headers := webhooks._http_headers(_ingest_signed_at.headers);
 
-    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
-    INTO v_kinds, v_secrets
+    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret),
+           pg_catalog.min(s.url)
+    INTO v_kinds, v_secrets, v_url
     FROM webhooks.provider_secrets AS s
     WHERE s.provider = _ingest_signed_at.provider;
     IF v_secrets IS NULL THEN
@@ -375,7 +399,7 @@ BEGIN
 
     v_reason := coalesce(webhooks._signature_bounds(v_kinds[1], v_headers),
                          webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, _ingest_signed_at.body,
-                                                    coalesce(_ingest_signed_at.at, pg_catalog.now())));
+                                                    coalesce(_ingest_signed_at.at, pg_catalog.now()), v_url));
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
@@ -389,10 +413,16 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
+    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
+        -- _identify found a url_verification handshake: answered, not stored.
+        RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
+        RETURN;
+    END IF;
+
     -- The key is a header the provider does not sign: the signed body decides.
     -- (_identify keys sume on the header only when the body has no job_id,
     -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify')
+    IF v_kinds[1] IN ('github', 'shopify', 'linear')
        OR (v_kinds[1] = 'sume'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
@@ -408,36 +438,6 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
-
-CREATE FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) RETURNS record
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    v_values numeric[] := '{}';
-    v_value  numeric;
-    v_median numeric;
-    v_mad    numeric;
-    v_half   numeric;
-BEGIN
-    FOR v_week IN 1..4 LOOP
-        v_value := webhooks._check_value_at(_learned_range.query, _learned_range.as_of - v_week * interval '7 days');
-        IF v_value IS NOT NULL THEN
-            v_values := v_values || v_value;
-        END IF;
-    END LOOP;
-    weeks := cardinality(v_values);
-    IF weeks = 0 THEN
-        RETURN;
-    END IF;
-    v_median := webhooks._median(v_values);
-    v_mad := webhooks._median(ARRAY(SELECT abs(x.v - v_median) FROM unnest(v_values) AS x(v)));
-    v_half := greatest(_learned_range.k * v_mad, _learned_range.floor_abs, _learned_range.floor_ratio * abs(v_median));
-    min_ok := v_median - v_half;
-    max_ok := v_median + v_half;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|); weeks = how many weeks gave a value.';
 
 CREATE TABLE webhooks.events (
     id bigint NOT NULL,
@@ -566,18 +566,6 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
-
-CREATE FUNCTION webhooks._median(vals numeric[]) RETURNS numeric
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$
-    SELECT trim_scale(avg(s.v))
-    FROM (SELECT x.v, row_number() OVER (ORDER BY x.v) AS rn, count(*) OVER () AS n
-          FROM unnest(_median.vals) AS x(v)
-          WHERE x.v IS NOT NULL) AS s
-    WHERE s.rn IN ((s.n + 1) / 2, (s.n + 2) / 2)
-$$;
-
-COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -884,6 +872,9 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -972,7 +963,7 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
 
-CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) RETURNS text
+CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $_$
 DECLARE
@@ -995,6 +986,8 @@ DECLARE
     v_msg     bytea;
     v_mac     bytea;
     v_match   boolean := false;
+    v_member  json;
+    v_ms      bigint;
 BEGIN
     CASE _verify_signature.kind
     WHEN 'sume' THEN
@@ -1096,6 +1089,51 @@ BEGIN
         END IF;
         v_sigs := ARRAY[v_sig];
 
+    WHEN 'slack' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-slack-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')];
+        v_ts_raw := coalesce(_verify_signature.headers -> 'x-slack-request-timestamp' ->> 0, '');
+        v_prefix := 'v0:' || v_ts_raw || ':';
+
+    WHEN 'linear' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'linear-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF v_header !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(v_header, 'hex')];
+
+    WHEN 'square' THEN
+        IF _verify_signature.url IS NULL THEN
+            RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
+        END IF;
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-square-hmacsha256-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        v_sig := webhooks._base64_decode(v_header, true);
+        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[v_sig];
+        v_prefix := _verify_signature.url;
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
             USING ERRCODE = 'invalid_parameter_value';
@@ -1138,6 +1176,41 @@ BEGIN
         RETURN 'signature mismatch';
     END IF;
 
+    IF _verify_signature.kind = 'linear' THEN
+        -- The timestamp is inside the signed body: its top-level member, the
+        -- last one when the name is given twice (as Go's encoding/json), as
+        -- written (json, not jsonb, which would turn 17e11 into digits). A
+        -- body jsonb refuses (not UTF-8 or JSON, \u0000, ...) or that is
+        -- not an object has none to read: _identify refuses it (body not json).
+        v_ms := NULL;
+        BEGIN
+            IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::jsonb) = 'object' THEN
+                v_ms := 0;  -- an object: its timestamp is checked
+                SELECT m.value INTO v_member
+                FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::json)
+                     WITH ORDINALITY AS m(key, value, n)
+                WHERE m.key = 'webhookTimestamp'
+                ORDER BY m.n DESC
+                LIMIT 1;
+            END IF;
+        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+            v_ms := NULL;
+        END;
+        IF v_ms IS NULL THEN
+            RETURN NULL;
+        END IF;
+        IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_member::text !~ '^[0-9]{1,18}$' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_ms := v_member::text::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at) * 1000)::bigint - v_ms) > 300000 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
+    END IF;
+
     IF v_ts_raw IS NOT NULL
        AND pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
         RETURN 'timestamp out of tolerance';
@@ -1146,7 +1219,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance.';
+COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. url: the notification URL kind square signs before the body.';
 
 CREATE FUNCTION webhooks._whsec_key(secret text) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -1536,7 +1609,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea)
                                     pg_catalog.now()) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2509,59 +2582,29 @@ DECLARE
     v_started  timestamptz;
     v_breached text[] := '{}';
     v_payload  text;
-    v_min      numeric;
-    v_max      numeric;
-    v_source   text;
-    v_band_min numeric;
-    v_band_max numeric;
-    v_weeks    integer;
 BEGIN
     FOR v_check IN
-        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode,
-               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks
+        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok
         FROM webhooks.checks AS c
         WHERE c.enabled
         ORDER BY c.family, c.name
     LOOP
         v_value := NULL;
         v_error := NULL;
-        v_band_min := NULL;
-        v_band_max := NULL;
-        v_weeks := NULL;
         v_started := clock_timestamp();
         BEGIN
-            v_value := webhooks._check_value_at(v_check.query, now());
-            IF v_check.range_mode = 'learned' THEN
-                SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
-                FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
-                                             v_check.learn_floor_ratio) AS l;
-            END IF;
+            v_value := webhooks._check_value(v_check.query);
         EXCEPTION WHEN OTHERS THEN
-            -- A failed history is a failed check too: no value, not ok.
-            v_value := NULL;
             v_error := format('%s: %s', SQLSTATE, SQLERRM);
         END;
-        v_min := v_check.min_ok;
-        v_max := v_check.max_ok;
-        v_source := 'fixed';
-        IF v_check.range_mode = 'learned' THEN
-            v_source := 'fallback';
-            IF v_error IS NULL AND v_weeks >= v_check.learn_min_weeks THEN
-                v_min := v_band_min;
-                v_max := v_band_max;
-                v_source := 'learned';
-            END IF;
-        END IF;
         v_ok := v_error IS NULL
             AND (v_value IS NULL
-                 OR ((v_min IS NULL OR v_value >= v_min)
-                     AND (v_max IS NULL OR v_value <= v_max)));
+                 OR ((v_check.min_ok IS NULL OR v_value >= v_check.min_ok)
+                     AND (v_check.max_ok IS NULL OR v_value <= v_check.max_ok)));
 
-        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms,
-                                            range_source, history_weeks)
-        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_min, v_max, v_ok, v_error,
-                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3),
-                v_source, v_weeks)
+        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms)
+        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_check.min_ok, v_check.max_ok, v_ok, v_error,
+                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3))
         -- Two runs in the same microsecond: keep the first result.
         ON CONFLICT ON CONSTRAINT check_results_pkey DO NOTHING;
 
@@ -2572,8 +2615,8 @@ BEGIN
         name   := v_check.name;
         family := v_check.family;
         value  := v_value;
-        min_ok := v_min;
-        max_ok := v_max;
+        min_ok := v_check.min_ok;
+        max_ok := v_check.max_ok;
         ok     := v_ok;
         RETURN NEXT;
     END LOOP;
@@ -2593,7 +2636,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the range the value was judged against: the fixed range, or for a learned check with enough history the band learned from the same time of the week over the last four weeks. A check whose query fails is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
+COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); a check whose query fails is not ok with a NULL value. Records the results in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
 
 CREATE FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text DEFAULT '* * * * *'::text, checks_schedule text DEFAULT '* * * * *'::text, prune_schedule text DEFAULT '17 * * * *'::text, keep_payload interval DEFAULT '30 days'::interval, keep_keys interval DEFAULT '400 days'::interval) RETURNS TABLE(jobname text, schedule text, jobid bigint)
     LANGUAGE plpgsql
@@ -2630,75 +2673,14 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
-CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer) RETURNS void
+CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
     AS $_$
-DECLARE
-    v_query text;
-BEGIN
-    IF set_check_mode.mode IS NULL OR set_check_mode.mode NOT IN ('fixed', 'learned') THEN
-        RAISE EXCEPTION 'pginbox: range mode must be fixed or learned, not %',
-            coalesce(quote_literal(set_check_mode.mode), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT c.query INTO v_query FROM webhooks.checks AS c WHERE c.name = set_check_mode.name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_mode.name), 'NULL')
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'SELECT name FROM webhooks.checks lists them.';
-    END IF;
-    IF set_check_mode.mode = 'learned' AND strpos(v_query, '$1') = 0 THEN
-        RAISE EXCEPTION 'pginbox: check % cannot learn its range: its query does not take the time as $1',
-            set_check_mode.name
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'SELECT name FROM webhooks.checks WHERE strpos(query, ''$1'') > 0 lists the checks that can.';
-    END IF;
-    IF set_check_mode.k <= 0 OR set_check_mode.floor_abs < 0 OR set_check_mode.floor_ratio < 0
-       OR set_check_mode.min_weeks NOT BETWEEN 1 AND 4 THEN
-        RAISE EXCEPTION 'pginbox: k must be > 0, floor_abs and floor_ratio >= 0, min_weeks 1 to 4 (got %, %, %, %)',
-            set_check_mode.k, set_check_mode.floor_abs, set_check_mode.floor_ratio, set_check_mode.min_weeks
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    UPDATE webhooks.checks AS c
-    SET range_mode        = set_check_mode.mode,
-        learn_k           = coalesce(set_check_mode.k, c.learn_k),
-        learn_floor       = coalesce(set_check_mode.floor_abs, c.learn_floor),
-        learn_floor_ratio = coalesce(set_check_mode.floor_ratio, c.learn_floor_ratio),
-        learn_min_weeks   = coalesce(set_check_mode.min_weeks, c.learn_min_weeks)
-    WHERE c.name = set_check_mode.name;
-END;
-$_$;
-
-COMMENT ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) IS 'Sets a check''s range_mode to fixed or learned (a band from its own history: same time of the week, last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), fixed range until min_weeks of them have a value); NULL tuning arguments keep the current values. Raises 42704 for an unknown check, 22023 for a bad mode or tuning, or learned for a query without $1. Needs UPDATE on webhooks.checks.';
-
-CREATE FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    IF set_check_range.min_ok > set_check_range.max_ok THEN
-        RAISE EXCEPTION 'pginbox: min_ok (%) is above max_ok (%) for check %',
-            set_check_range.min_ok, set_check_range.max_ok, set_check_range.name
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    UPDATE webhooks.checks AS c
-    SET min_ok = set_check_range.min_ok, max_ok = set_check_range.max_ok, range_mode = 'fixed'
-    WHERE c.name = set_check_range.name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_range.name), 'NULL')
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'SELECT name FROM webhooks.checks lists them.';
-    END IF;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) IS 'Pins a check to the fixed range [min_ok, max_ok] (NULL = unbounded) and sets its range_mode to fixed. Raises 42704 for an unknown check, 22023 when min_ok > max_ok. Needs UPDATE on webhooks.checks.';
-
-CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    -- An absolute http(s) URL with a host, no fragment, no space or control character.
+    c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -2740,20 +2722,35 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF set_provider.kind = 'square' THEN
+        IF coalesce(set_provider.url, '') = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+        END IF;
+        IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF set_provider.url IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: its signature covers no URL; pass url NULL', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     LOCK TABLE webhooks.provider_secrets IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM webhooks.provider_secrets AS s
     WHERE s.provider = set_provider.provider
       AND NOT s.secret = ANY (set_provider.secrets);
-    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret)
-    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret
+    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret, url)
+    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret, set_provider.url
     FROM pg_catalog.unnest(set_provider.secrets) AS x(secret)
     ON CONFLICT ON CONSTRAINT provider_secrets_pkey DO UPDATE
-        SET kind = excluded.kind
-        WHERE s.kind IS DISTINCT FROM excluded.kind;
+        SET kind = excluded.kind, url = excluded.url
+        WHERE s.kind IS DISTINCT FROM excluded.kind OR s.url IS DISTINCT FROM excluded.url;
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter. url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2872,17 +2869,10 @@ CREATE TABLE webhooks.check_results (
     max_ok numeric,
     ok boolean NOT NULL,
     error text,
-    duration_ms numeric,
-    range_source text,
-    history_weeks integer,
-    CONSTRAINT check_results_range_source_check CHECK ((range_source = ANY (ARRAY['fixed'::text, 'learned'::text, 'fallback'::text])))
+    duration_ms numeric
 );
 
 COMMENT ON TABLE webhooks.check_results IS 'History of webhooks.run_checks(): every check''s value and verdict per run, kept 7 days.';
-
-COMMENT ON COLUMN webhooks.check_results.range_source IS 'Where min_ok / max_ok of this result came from: fixed, learned (the band from the check''s history), or fallback (learned mode, history too short: the fixed range). NULL on rows older than learned thresholds.';
-
-COMMENT ON COLUMN webhooks.check_results.history_weeks IS 'Learned checks: how many of the last four weeks gave a value for the band.';
 
 CREATE TABLE webhooks.checks (
     name text NOT NULL,
@@ -2892,30 +2882,12 @@ CREATE TABLE webhooks.checks (
     min_ok numeric,
     max_ok numeric,
     enabled boolean DEFAULT true NOT NULL,
-    range_mode text DEFAULT 'fixed'::text NOT NULL,
-    learn_k numeric DEFAULT 3 NOT NULL,
-    learn_floor numeric DEFAULT 0 NOT NULL,
-    learn_floor_ratio numeric DEFAULT 0 NOT NULL,
-    learn_min_weeks integer DEFAULT 3 NOT NULL,
     CONSTRAINT checks_family_check CHECK ((family = ANY (ARRAY['latency'::text, 'referential'::text, 'volume'::text, 'payload'::text, 'database'::text]))),
-    CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)))),
-    CONSTRAINT checks_learned_query_check CHECK (((range_mode = 'fixed'::text) OR (strpos(query, '$1'::text) > 0))),
     CONSTRAINT checks_name_check CHECK ((name ~ '^[a-z][a-z0-9_]*$'::text)),
-    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok))),
-    CONSTRAINT checks_range_mode_check CHECK ((range_mode = ANY (ARRAY['fixed'::text, 'learned'::text])))
+    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok)))
 );
 
 COMMENT ON TABLE webhooks.checks IS 'Anomaly checks: a value computed by query must lie within [min_ok, max_ok] (NULL = unbounded).';
-
-COMMENT ON COLUMN webhooks.checks.range_mode IS 'fixed: the value must lie in [min_ok, max_ok]. learned: in a band from the check''s own history (same time of the week, last four weeks), falling back to [min_ok, max_ok] while that history is short. See set_check_mode.';
-
-COMMENT ON COLUMN webhooks.checks.learn_k IS 'Learned mode: the band is the median +- learn_k times the median absolute deviation (MAD) of the history.';
-
-COMMENT ON COLUMN webhooks.checks.learn_floor IS 'Learned mode: the band''s half-width is at least this much (in the check''s own unit).';
-
-COMMENT ON COLUMN webhooks.checks.learn_floor_ratio IS 'Learned mode: the band''s half-width is at least this share of the median.';
-
-COMMENT ON COLUMN webhooks.checks.learn_min_weeks IS 'Learned mode: how many of the last four weeks must have a value before the band replaces [min_ok, max_ok].';
 
 CREATE VIEW webhooks.check_status AS
  SELECT c.name,
@@ -3181,12 +3153,15 @@ CREATE TABLE webhooks.provider_secrets (
     kind text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
+    url text,
+    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'linear'::text, 'shopify'::text, 'slack'::text, 'square'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );
 
 COMMENT ON TABLE webhooks.provider_secrets IS 'Signing secrets per provider for webhooks.ingest_signed(); readable by the owner only. Manage with webhooks.set_provider() and webhooks.drop_provider().';
+
+COMMENT ON COLUMN webhooks.provider_secrets.url IS 'The exact URL the provider was given, signed by kind square; NULL for the other kinds. Written by webhooks.set_provider().';
 
 CREATE MATERIALIZED VIEW webhooks.queue_health AS
  WITH q AS (
@@ -3415,8 +3390,6 @@ REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FRO
 
 REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) FROM PUBLIC;
-
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
@@ -3429,13 +3402,9 @@ REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, 
 
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
-
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
@@ -3459,7 +3428,7 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 
@@ -3523,11 +3492,7 @@ REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.tombstone(provider text, external_id text, reason text) FROM PUBLIC;
 

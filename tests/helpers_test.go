@@ -716,7 +716,7 @@ func startServer(t *testing.T, dbURL string, cfg runner.Config, providers map[st
 		cfg.Providers = map[string]verify.Provider{}
 	}
 	for name, ks := range providers {
-		p, err := verify.New(ks[0], strings.Split(ks[1], ","))
+		p, err := verify.NewWithURL(ks[0], strings.Split(ks[1], ","), squareURL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -816,7 +816,17 @@ var signers = map[string]signer{
 		return h
 	},
 	"paddle": func(secret, body, _ string, at time.Time) http.Header { return testsign.Paddle(secret, body, at) },
+	"slack": func(secret, body, _ string, at time.Time) http.Header { return testsign.Slack(secret, body, at) },
+	"linear": func(secret, body, key string, _ time.Time) http.Header {
+		return testsign.Linear(secret, key, body)
+	},
+	"square": func(secret, body, _ string, _ time.Time) http.Header { return testsign.Square(secret, squareURL, body) },
 }
+
+// squareURL is the notification URL startServer gives every provider of
+// kind square (the URL registered at Square, which it signs): not the
+// test server's own address, as behind a proxy.
+const squareURL = "https://hooks.example.com/webhooks/square"
 
 // sampleBody is a delivery of each kind whose idempotency key is key.
 func sampleBody(kind, key string) string {
@@ -833,6 +843,14 @@ func sampleBody(kind, key string) string {
 		return `{"type": "user.created", "data": {"id": 1}}`
 	case "paddle":
 		return fmt.Sprintf(`{"event_id": %q, "event_type": "transaction.completed", "occurred_at": "2026-12-02T01:00:00.000000Z", "data": {"id": "txn_1", "customer_id": "ctm_1"}}`, key)
+	case "slack":
+		return fmt.Sprintf(`{"type": "event_callback", "event_id": %q, "event": {"type": "app_mention", "text": "hi"}}`, key)
+	case "linear":
+		// Linear's key is an unsigned header: the body differs per key, and
+		// carries its signed webhookTimestamp.
+		return fmt.Sprintf(`{"action": "create", "type": "Issue", "data": {"title": %q}, "webhookTimestamp": %d}`, key, time.Now().UnixMilli())
+	case "square":
+		return fmt.Sprintf(`{"type": "payment.updated", "event_id": %q, "data": {"type": "payment"}}`, key)
 	default:
 		return fmt.Sprintf(`{"id": 1, "total": "10.00", "note": %q}`, key)
 	}
@@ -846,6 +864,9 @@ var secretsFor = map[string][2]string{
 	"standardwebhooks": {"whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-old-key")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-new-key"))},
 	"shopify":          {"shpss_secret_old_0123", "shpss_secret_new_0123"},
 	"paddle":           {"pdl_ntfset_01old_secret_0123", "pdl_ntfset_01new_secret_0123"},
+	"slack":            {"slack-signing-old-0123", "slack-signing-new-0123"},
+	"linear":           {"lin_wh_secret_old_0123", "lin_wh_secret_new_0123"},
+	"square":           {"sq-signature-key-old-0123", "sq-signature-key-new-0123"},
 }
 
 var (

@@ -60,11 +60,20 @@ func TestProviderKindsMatchSQL(t *testing.T) {
 	// set_provider takes every kind of the Go list (and stores it past the CHECK) ...
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // valid for every kind
 	for _, kind := range goKinds {
-		if _, err := pool.Exec(ctx, `SELECT webhooks.set_provider($1, $2, ARRAY[$3])`, "kinds-"+kind, kind, secret); err != nil {
+		var url *string // only the kinds that sign the URL they are posted to take one
+		if verify.SignsURL(kind) {
+			u := "https://hooks.example.com/webhooks/kinds-" + kind
+			url = &u
+		}
+		if _, err := pool.Exec(ctx, `SELECT webhooks.set_provider($1, $2, ARRAY[$3], $4)`, "kinds-"+kind, kind, secret, url); err != nil {
 			t.Errorf("set_provider refuses kind %s of the Go list: %v", kind, err)
 		}
-		if _, err := verify.New(kind, []string{secret}); err != nil {
-			t.Errorf("verify.New(%s): %v", kind, err)
+		u := ""
+		if url != nil {
+			u = *url
+		}
+		if _, err := verify.NewWithURL(kind, []string{secret}, u); err != nil {
+			t.Errorf("verify.NewWithURL(%s): %v", kind, err)
 		}
 	}
 	if n := queryInt(t, pool, `SELECT count(DISTINCT kind) FROM webhooks.provider_secrets`); int(n) != len(goKinds) {

@@ -47,6 +47,8 @@ func signedHeaders(kind, secret, key, body string, at time.Time) string {
 		h = testsign.Shopify(secret, body)
 		h.Set("X-Shopify-Event-Id", key)
 		h.Set("X-Shopify-Topic", "orders/create")
+	case "linear":
+		h = testsign.Linear(secret, key, body)
 	case "stripe":
 		h = testsign.Stripe(secret, body, at)
 	default: // sume
@@ -505,6 +507,7 @@ func TestIngestSignedReplayedBody(t *testing.T) {
 	}{
 		{"github", `{"action":"opened","number":1}`, `{"action":"opened","number":666}`},
 		{"shopify", `{"order":1}`, `{"order":666}`},
+		{"linear", linearSQLBody(1), linearSQLBody(666)},
 		{"sume", `{"event":"job.completed","status":"COMPLETED"}`, `{"event":"job.completed","status":"FORGED"}`},
 	}
 	for _, tt := range tests {
@@ -549,4 +552,9 @@ func TestIngestSignedReplayedBody(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'r_stripe' AND body_sha256 IS NOT NULL`); n != 0 {
 		t.Errorf("%d stripe rows with a digest, want 0", n)
 	}
+}
+
+// linearSQLBody is a Linear delivery signed now (its webhookTimestamp).
+func linearSQLBody(n int) string {
+	return fmt.Sprintf(`{"action":"update","type":"Issue","data":{"n":%d},"webhookTimestamp":%d}`, n, time.Now().UnixMilli())
 }

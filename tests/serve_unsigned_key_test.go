@@ -35,6 +35,10 @@ var unsignedKinds = map[string]struct {
 			h.Set("X-Shopify-Topic", "orders/create")
 			return h
 		}},
+	"lin": {"linear", "lin-unsigned-key-secret-01", func(n int) string {
+		return fmt.Sprintf(`{"action": "update", "type": "Issue", "data": {"n": %d}, "webhookTimestamp": %d}`, n, time.Now().UnixMilli())
+	},
+		func(secret, key, body string) http.Header { return testsign.Linear(secret, key, body) }},
 	"sume": {"sume", "sume-unsigned-key-secret-01", func(n int) string { return fmt.Sprintf(`{"type": "file.scanned", "n": %d}`, n) },
 		func(secret, key, body string) http.Header {
 			h := testsign.Sume(secret, body, time.Now())
@@ -51,8 +55,8 @@ func unsignedProviders() map[string][2]string {
 	return p
 }
 
-// TestServeReplayedCapturedBody: a captured GitHub, Shopify or header-keyed
-// Sume delivery sent again under fresh ids (the key is not signed, so anyone
+// TestServeReplayedCapturedBody: a captured GitHub, Shopify, Linear or
+// header-keyed Sume delivery sent again under fresh ids (the key is not signed, so anyone
 // who saw one delivery can mint new ones) is answered 200 duplicate with the
 // original event_id, stores nothing, and the handler runs once.
 func TestServeReplayedCapturedBody(t *testing.T) {

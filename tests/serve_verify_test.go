@@ -9,6 +9,10 @@ import (
 	"github.com/pginbox/pginbox/runner"
 )
 
+// signatureHeaders are the signature headers of every kind.
+var signatureHeaders = []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256",
+	"X-Slack-Signature", "Linear-Signature", "X-Square-Hmacsha256-Signature", "Paddle-Signature"}
+
 // TestServeVerification: for every provider kind, over real HTTP, a valid
 // delivery is stored and every forged, stale or malformed one is rejected
 // with its status and writes no row.
@@ -33,7 +37,8 @@ func TestServeVerification(t *testing.T) {
 	}
 	var cases []tc
 	for kind := range secretsFor {
-		timed := kind == "sume" || kind == "stripe" || kind == "standardwebhooks" || kind == "paddle"
+		// Linear's timestamp is in the body: TestServeSlackLinearSquare tests it.
+		timed := kind == "sume" || kind == "stripe" || kind == "standardwebhooks" || kind == "slack" || kind == "paddle"
 		cases = append(cases,
 			tc{name: "valid", kind: kind, wantStatus: 200},
 			tc{name: "second of two secrets", kind: kind, wantStatus: 200,
@@ -66,11 +71,11 @@ func TestServeVerification(t *testing.T) {
 		case "tampered body":
 			body = strings.Replace(body, "{", `{"extra": 1, `, 1)
 		case "missing signature":
-			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256", "Paddle-Signature"} {
+			for _, k := range signatureHeaders {
 				h.Del(k)
 			}
 		case "malformed signature":
-			for _, k := range []string{"X-Sume-Signature", "Stripe-Signature", "X-Hub-Signature-256", "Webhook-Signature", "X-Shopify-Hmac-Sha256", "Paddle-Signature"} {
+			for _, k := range signatureHeaders {
 				if h.Get(k) != "" {
 					h.Set(k, "%%%garbage%%%")
 				}

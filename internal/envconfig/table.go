@@ -36,6 +36,8 @@ var Table = []Setting{
 		Doc: "comma list of name=kind: the {provider} of POST /webhooks/{provider} and its signature scheme", kind: providerList()},
 	{Env: "PGINBOX_SECRET_<NAME>", Builds: "Providers",
 		Doc: "comma list of secrets of provider name (upper-cased, - → _); several at once for rotation", kind: text()},
+	{Env: "PGINBOX_URL_<NAME>", Builds: "Providers",
+		Doc: "the exact public URL provider name was given, which kind square signs (required for square; other kinds ignore it)", kind: text()},
 
 	// Processing.
 	{Env: "PGINBOX_HANDLER", Flag: "handler", Builds: "Handler", Default: "none",

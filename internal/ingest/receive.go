@@ -103,6 +103,15 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.rejectErr(w, r, name, err)
 		return
 	}
+	if d.Handshake != nil {
+		// The provider checking the endpoint (slack's url_verification):
+		// signed, so answered as it asks, and stored nowhere.
+		rc.Log.Info("handshake answered", "provider", name)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(d.Handshake)
+		return
+	}
 	res, err := rc.store(r.Context(), name, d)
 	if err != nil {
 		if pgErr := permanent(err); pgErr != nil {

@@ -139,7 +139,7 @@ func New(pool *pgxpool.Pool) *Set {
 			Help: "Event-log entries listed by the provider that could not be stored (malformed, too deep, not fetchable, refused by Postgres): logged and passed over, by provider."},
 			[]string{"provider"}),
 		UnsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
-			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, sume keyed by X-Sume-Event-Id)."},
+			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, linear, sume keyed by X-Sume-Event-Id)."},
 			[]string{"provider"}),
 		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}

@@ -5,9 +5,12 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/provider/github"
+	"github.com/pginbox/pginbox/internal/provider/linear"
 	"github.com/pginbox/pginbox/internal/provider/paddle"
 	"github.com/pginbox/pginbox/internal/provider/shopify"
 	"github.com/pginbox/pginbox/internal/provider/sig"
+	"github.com/pginbox/pginbox/internal/provider/slack"
+	"github.com/pginbox/pginbox/internal/provider/square"
 	"github.com/pginbox/pginbox/internal/provider/standardwebhooks"
 	"github.com/pginbox/pginbox/internal/provider/stripe"
 	"github.com/pginbox/pginbox/internal/provider/sume"
@@ -21,6 +24,11 @@ type Kind struct {
 	// NewVerifier builds the kind's signature verifier from a provider's
 	// secrets, once runner/verify.New has checked them.
 	NewVerifier func(secrets []string) (sig.Provider, error)
+	// NewURLVerifier, when set, builds the verifier of a kind whose scheme
+	// signs the URL the provider posts to (square) from that URL
+	// (PGINBOX_URL_<NAME>) and the secrets; NewVerifier then refuses, having
+	// no URL. Nil: the kind signs no URL.
+	NewURLVerifier func(url string, secrets []string) (sig.Provider, error)
 	// DecodesSecrets reports that the kind decodes each secret into its key
 	// and checks the key's length itself (standardwebhooks), so the raw
 	// secret's length is not checked.
@@ -75,7 +83,10 @@ var kinds = []Kind{
 			return l, nil
 		},
 	},
+	{Name: "linear", NewVerifier: linear.NewVerifier},
 	{Name: "shopify", NewVerifier: shopify.NewVerifier},
+	{Name: "slack", NewVerifier: slack.NewVerifier},
+	{Name: "square", NewVerifier: square.NewVerifier, NewURLVerifier: square.NewURLVerifier},
 	{Name: "standardwebhooks", NewVerifier: standardwebhooks.NewVerifier, DecodesSecrets: true},
 	{
 		Name:        "stripe",

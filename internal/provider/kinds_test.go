@@ -36,7 +36,10 @@ func TestKindsBackfill(t *testing.T) {
 		statusAPI, evtLog bool
 	}{
 		{"github", false, true},
+		{"linear", false, false},
 		{"shopify", false, false},
+		{"slack", false, false},
+		{"square", false, false},
 		{"standardwebhooks", false, false},
 		{"stripe", false, true},
 		{"sume", true, false},

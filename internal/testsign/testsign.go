@@ -128,3 +128,31 @@ func StandardWebhooksV1a(priv ed25519.PrivateKey, id, body string, at time.Time)
 func Whpk(priv ed25519.PrivateKey) string {
 	return "whpk_" + base64.StdEncoding.EncodeToString(priv.Public().(ed25519.PublicKey))
 }
+
+// Slack returns X-Slack-Request-Timestamp and X-Slack-Signature:
+// v0=hex(HMAC-SHA256(signing secret, "v0:<timestamp>:<body>")).
+func Slack(secret, body string, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	h := http.Header{}
+	h.Set("X-Slack-Request-Timestamp", ts)
+	h.Set("X-Slack-Signature", "v0="+HMACHex([]byte(secret), "v0:", ts, ":", body))
+	return h
+}
+
+// Linear returns Linear-Signature: hex(HMAC-SHA256(secret, body)) and
+// Linear-Delivery: delivery. Linear signs the body only; its timestamp is
+// the body's webhookTimestamp, which the caller writes.
+func Linear(secret, delivery, body string) http.Header {
+	h := http.Header{}
+	h.Set("Linear-Signature", HMACHex([]byte(secret), body))
+	h.Set("Linear-Delivery", delivery)
+	return h
+}
+
+// Square returns X-Square-HmacSha256-Signature:
+// base64(HMAC-SHA256(signature key, notification URL + body)).
+func Square(key, notificationURL, body string) http.Header {
+	h := http.Header{}
+	h.Set("X-Square-HmacSha256-Signature", HMACBase64([]byte(key), notificationURL, body))
+	return h
+}

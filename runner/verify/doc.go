@@ -25,9 +25,17 @@
 //     key: X-Shopify-Event-Id; type: X-Shopify-Topic.
 //   - paddle: Paddle-Signature: ts=<ts>;h1=<hex HMAC-SHA256 of "<ts>:<body>">[;h1=…];
 //     key: top-level event_id; type: top-level event_type.
+//   - slack: X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:<X-Slack-Request-Timestamp>:<body>">;
+//     key: top-level event_id; type: event.type of an event_callback, else type.
+//     A url_verification is a handshake ([Delivery].Handshake): answered, not stored.
+//   - linear: Linear-Signature: <hex HMAC-SHA256 of body>, and the body's
+//     webhookTimestamp (unix milliseconds); key: Linear-Delivery; type: "<type>.<action>".
+//   - square: X-Square-HmacSha256-Signature: <base64 HMAC-SHA256 of
+//     "<notification URL><body>">, the URL given to [NewWithURL];
+//     key: top-level event_id; type: top-level type.
 //
-// Schemes that sign a timestamp (sume, stripe, standardwebhooks, paddle) refuse one
-// more than five minutes before or after now. Every kind accepts several
+// Schemes that sign a timestamp (sume, stripe, standardwebhooks, paddle,
+// slack, linear) refuse one more than five minutes before or after now. Every kind accepts several
 // secrets at once (rotation): a delivery is valid if any of them verifies it.
 // Signatures are computed over the exact raw body bytes and compared in
 // constant time.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,8 +53,14 @@ const MinSecretBytes = sig.MinSecretBytes
 // signed with any of secrets. It fails on an unknown kind, no secrets, an
 // empty secret, a secret shorter than MinSecretBytes or a secret the kind
 // cannot use (a standardwebhooks secret that is not base64 after its optional
-// "whsec_" prefix). Errors never contain a secret.
-func New(kind string, secrets []string) (Provider, error) {
+// "whsec_" prefix), and for a kind that signs the URL it is posted to
+// (square: use [NewWithURL]). Errors never contain a secret.
+func New(kind string, secrets []string) (Provider, error) { return NewWithURL(kind, secrets, "") }
+
+// NewWithURL is [New] for a provider posting to url, the exact public URL
+// the provider was given (PGINBOX_URL_<NAME>). Kinds whose scheme signs it
+// (square) need it; the others ignore it.
+func NewWithURL(kind string, secrets []string, url string) (Provider, error) {
 	k, ok := provider.Lookup(kind)
 	if !ok {
 		return nil, fmt.Errorf("unknown provider kind %q (supported: %s)", kind, strings.Join(Kinds(), ", "))
@@ -70,7 +77,32 @@ func New(kind string, secrets []string) (Provider, error) {
 				kind, i+1, len(secrets), len(s), MinSecretBytes)
 		}
 	}
+	if k.NewURLVerifier != nil {
+		p, err := k.NewURLVerifier(url, secrets)
+		if err != nil {
+			return nil, fmt.Errorf("provider kind %s: %w", kind, urlError{err})
+		}
+		return p, nil
+	}
 	return k.NewVerifier(secrets)
+}
+
+// ErrURL is what an error of [NewWithURL] about the URL (missing, or not an
+// absolute http or https URL) matches with errors.Is.
+var ErrURL = errors.New("provider URL")
+
+// urlError is an error about the URL a kind signs.
+type urlError struct{ err error }
+
+func (e urlError) Error() string        { return e.err.Error() }
+func (e urlError) Unwrap() error        { return e.err }
+func (e urlError) Is(target error) bool { return target == ErrURL }
+
+// SignsURL reports whether kind's scheme signs the URL the provider posts
+// to, so that [NewWithURL] needs it (square).
+func SignsURL(kind string) bool {
+	k, ok := provider.Lookup(kind)
+	return ok && k.NewURLVerifier != nil
 }
 
 // Kinds returns the supported provider kinds, sorted.

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	want := []string{"github", "paddle", "shopify", "standardwebhooks", "stripe", "sume"}
+	want := []string{"github", "linear", "paddle", "shopify", "slack", "square", "standardwebhooks", "stripe", "sume"}
 	if got := verify.Kinds(); !slices.Equal(got, want) {
 		t.Fatalf("Kinds() = %q, want %q", got, want)
 	}
@@ -175,6 +176,9 @@ func TestKeySigned(t *testing.T) {
 		{"standardwebhooks", sw, `{"type": "user.created"}`, headers("webhook-id", "msg_1"), true},
 		{"github", secret, `{"action": "opened"}`, headers("X-GitHub-Delivery", "d", "X-GitHub-Event", "issues"), false},
 		{"shopify", secret, `{"id": 1}`, headers("X-Shopify-Event-Id", "e", "X-Shopify-Topic", "orders/create"), false},
+		{"slack", secret, `{"type": "event_callback", "event_id": "Ev1", "event": {"type": "message"}}`, headers("X-Slack-Retry-Num", "1"), true},
+		{"linear", secret, `{"type": "Issue", "action": "create"}`, headers("Linear-Delivery", "d"), false},
+		{"square", secret, `{"type": "payment.updated", "event_id": "e"}`, nil, true},
 	}
 	for _, tt := range tests {
 		h := tt.h
@@ -198,3 +202,46 @@ var (
 	mustProvider = providertest.MustProvider
 	checkReject  = providertest.CheckReject
 )
+
+// TestNewWithURL: a kind that signs the URL it is posted to (square) needs
+// it, and New (which has none) refuses it with a message naming the
+// variable; the other kinds ignore a URL.
+func TestNewWithURL(t *testing.T) {
+	t.Parallel()
+	const secret = "square-signature-key-0123"
+	tests := []struct {
+		name, kind, url string
+		wantErr         string // "" when New succeeds
+	}{
+		{"square with its URL", "square", "https://hooks.example.com/webhooks/sq", ""},
+		{"square with an http URL", "square", "http://127.0.0.1:8080/webhooks/sq", ""},
+		{"square without a URL", "square", "", "PGINBOX_URL_<NAME>"},
+		{"square with a relative URL", "square", "/webhooks/sq", "not an absolute http(s) URL"},
+		{"square with another scheme", "square", "ftp://hooks.example.com/sq", "not an absolute http(s) URL"},
+		{"square with a fragment", "square", "https://hooks.example.com/sq#x", "not an absolute http(s) URL"},
+		{"square with spaces around", "square", " https://hooks.example.com/sq", "not an absolute http(s) URL"},
+		{"slack ignores a URL", "slack", "https://hooks.example.com/webhooks/slack", ""},
+		{"linear without a URL", "linear", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := verify.NewWithURL(tt.kind, []string{secret}, tt.url)
+			if tt.wantErr == "" {
+				if err != nil || p.Kind() != tt.kind {
+					t.Fatalf("NewWithURL = %v, %v", p, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), secret) || !errors.Is(err, verify.ErrURL) {
+				t.Fatalf("NewWithURL error %v, want one containing %q (and never the secret)", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := verify.New("square", []string{secret}); err == nil || !strings.Contains(err.Error(), "PGINBOX_URL_<NAME>") {
+		t.Fatalf("New(square) = %v, want the error naming PGINBOX_URL_<NAME>", err)
+	}
+	if !verify.SignsURL("square") || verify.SignsURL("slack") || verify.SignsURL("nope") {
+		t.Fatal("SignsURL: only square signs its URL")
+	}
+}

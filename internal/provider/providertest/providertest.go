@@ -63,9 +63,9 @@ func Headers(kv ...string) http.Header {
 // MustProvider builds a provider or fails the test.
 func MustProvider(t testing.TB, kind string, secrets ...string) verify.Provider {
 	t.Helper()
-	p, err := verify.New(kind, secrets)
+	p, err := verify.NewWithURL(kind, secrets, NotificationURL)
 	if err != nil {
-		t.Fatalf("verify.New(%q): %v", kind, err)
+		t.Fatalf("verify.NewWithURL(%q): %v", kind, err)
 	}
 	return p
 }
@@ -102,7 +102,7 @@ var (
 		verify.ReasonSignatureHeaderTooLarge: true, verify.ReasonTooManySignatures: true,
 	}
 	IdentifyReasons = map[string]bool{
-		verify.ReasonBodyNotJSON: true, verify.ReasonKeyMissing: true, verify.ReasonKeyInvalid: true,
+		verify.ReasonBodyNotJSON: true, verify.ReasonBodyTooDeep: true, verify.ReasonKeyMissing: true, verify.ReasonKeyInvalid: true,
 		verify.ReasonEventIDMismatch: true, verify.ReasonEventTypeMissing: true, verify.ReasonEventTypeInvalid: true,
 	}
 )
@@ -150,7 +150,7 @@ func CheckText(t *testing.T, what, s string) {
 func VerifyAll(t *testing.T, h http.Header, body []byte) {
 	t.Helper()
 	for _, kind := range verify.Kinds() {
-		p, err := verify.New(kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+		p, err := verify.NewWithURL(kind, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, NotificationURL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,3 +160,22 @@ func VerifyAll(t *testing.T, h http.Header, body []byte) {
 
 // FuzzSig is a well-formed hex HMAC-SHA256 the fuzz targets seed headers with.
 const FuzzSig = "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+// SlackHeaders signs a Slack delivery at unix time ts.
+func SlackHeaders(secret string, ts int64, body string) http.Header {
+	return testsign.Slack(secret, body, time.Unix(ts, 0))
+}
+
+// LinearHeaders signs a Linear delivery with its Linear-Delivery id.
+func LinearHeaders(secret, delivery, body string) http.Header {
+	return testsign.Linear(secret, delivery, body)
+}
+
+// SquareHeader signs a Square delivery to notificationURL.
+func SquareHeader(key, notificationURL, body string) http.Header {
+	return testsign.Square(key, notificationURL, body)
+}
+
+// NotificationURL is the URL MustProvider and VerifyAll build the verifiers
+// of kinds that sign the URL they are posted to (square) with.
+const NotificationURL = "https://hooks.example.com/webhooks/square"

@@ -45,6 +45,11 @@ type Delivery struct {
 	// answers a body already stored under another key as a duplicate and never
 	// lets a different body replace a stored one.
 	KeySigned bool
+	// Handshake, when not nil, says the delivery is the provider checking
+	// the endpoint, not an event (slack's url_verification): the receiver
+	// answers 200 with Handshake as its JSON body and stores nothing.
+	// ExternalID and EventType are then empty.
+	Handshake json.RawMessage
 }
 
 // MaxSignatureHeaderBytes and MaxSignatures bound the work one
@@ -141,6 +146,19 @@ func CheckTolerance(ts int64, now time.Time) error {
 		d = -d
 	}
 	if d > int64(tolerance/time.Second) {
+		return Unauthorized(ReasonTimestampOutOfTolerance)
+	}
+	return nil
+}
+
+// CheckToleranceMillis rejects a timestamp in unix milliseconds (linear's
+// webhookTimestamp) more than tolerance before or after now.
+func CheckToleranceMillis(ms int64, now time.Time) error {
+	d := now.UnixMilli() - ms
+	if d < 0 {
+		d = -d
+	}
+	if d > tolerance.Milliseconds() {
 		return Unauthorized(ReasonTimestampOutOfTolerance)
 	}
 	return nil

@@ -3,6 +3,9 @@
 -- ingest_signed(): its kind and the full list of secrets it accepts, replacing
 -- the previous list. To rotate, set [new, old], switch the provider over, then
 -- set [new]. Secrets kept from one call to the next keep their created_at.
+-- url is the exact URL the provider was given, for the kinds whose signature
+-- covers it: required for square (it signs "<notification URL><body>"),
+-- refused for the others. It replaces the previous URL too.
 --
 -- Every secret is checked before anything is written, as the runner's
 -- verify.New checks them: none NULL or empty, and for standardwebhooks base64
@@ -16,7 +19,8 @@
 CREATE OR REPLACE FUNCTION webhooks.set_provider(
     provider text,
     kind     text,
-    secrets  text[]
+    secrets  text[],
+    url      text DEFAULT NULL
 )
 RETURNS void
 LANGUAGE plpgsql
@@ -24,7 +28,9 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'paddle', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    -- An absolute http(s) URL with a host, no fragment, no space or control character.
+    c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -76,24 +82,40 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF set_provider.kind = 'square' THEN
+        IF coalesce(set_provider.url, '') = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+        END IF;
+        IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF set_provider.url IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: its signature covers no URL; pass url NULL', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     LOCK TABLE webhooks.provider_secrets IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM webhooks.provider_secrets AS s
     WHERE s.provider = set_provider.provider
       AND NOT s.secret = ANY (set_provider.secrets);
-    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret)
-    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret
+    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret, url)
+    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret, set_provider.url
     FROM pg_catalog.unnest(set_provider.secrets) AS x(secret)
     ON CONFLICT ON CONSTRAINT provider_secrets_pkey DO UPDATE
-        SET kind = excluded.kind
-        WHERE s.kind IS DISTINCT FROM excluded.kind;
+        SET kind = excluded.kind, url = excluded.url
+        WHERE s.kind IS DISTINCT FROM excluded.kind OR s.url IS DISTINCT FROM excluded.url;
 END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[], text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks.set_provider(text, text, text[]) IS
+COMMENT ON FUNCTION webhooks.set_provider(text, text, text[], text) IS
   'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, '
-  'shopify, paddle) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
+  'shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
   'Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ '
-  'prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+  'prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. '
+  'url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';

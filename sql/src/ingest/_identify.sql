@@ -26,6 +26,12 @@
 --   standardwebhooks  webhook-id; type
 --   shopify           X-Shopify-Event-Id; X-Shopify-Topic
 --   paddle            body event_id; event_type
+--   slack             body event_id; event.type (a string) of an event_callback, else
+--                     type. A url_verification with a non-empty string challenge is a
+--                     handshake: no key, no type, the payload only (ingest_signed
+--                     answers it and stores nothing); without one, idempotency key missing
+--   linear            Linear-Delivery; "<type>.<action>" (both non-empty strings)
+--   square            body event_id; type
 CREATE OR REPLACE FUNCTION webhooks._identify(
     kind        text,
     headers     jsonb,
@@ -90,7 +96,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type', 'challenge');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -143,14 +149,38 @@ BEGIN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
 
-    WHEN 'paddle' THEN
+    WHEN 'slack' THEN
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+        IF v_type = 'url_verification' THEN
+            IF nullif(v_m -> 'challenge' ->> 's', '') IS NOT NULL THEN
+                RETURN;  -- a handshake: payload set, no key, no type
+            END IF;
+            reason := 'idempotency key missing';
+        ELSIF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        IF v_type = 'event_callback' THEN
+            -- jsonb keeps the last of a repeated name, as Go's encoding/json.
+            v_type := CASE WHEN pg_catalog.jsonb_typeof(payload -> 'event' -> 'type') = 'string'
+                           THEN payload -> 'event' ->> 'type' ELSE '' END;
+        END IF;
+
+    WHEN 'linear' THEN
+        external_id := coalesce(_identify.headers -> 'linear-delivery' ->> 0, '');
+        v_type := CASE WHEN nullif(v_m -> 'type' ->> 's', '') IS NOT NULL AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL
+                       THEN (v_m -> 'type' ->> 's') || '.' || (v_m -> 'action' ->> 's') ELSE '' END;
+
+    WHEN 'square', 'paddle' THEN
         IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
             reason := 'idempotency key missing';
         ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
             reason := 'idempotency key invalid';
         END IF;
         external_id := v_m -> 'event_id' ->> 'k';
-        v_type := coalesce(nullif(v_m -> 'event_type' ->> 's', ''), '');
+        v_type := coalesce(nullif(v_m -> (CASE _identify.kind WHEN 'paddle' THEN 'event_type' ELSE 'type' END) ->> 's', ''), '');
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
@@ -158,7 +188,7 @@ BEGIN
     END CASE;
 
     -- The header-keyed kinds: a header sent empty counts as missing.
-    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify') THEN
+    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify', 'linear') THEN
         IF external_id = '' THEN
             reason := 'idempotency key missing';
         ELSIF NOT webhooks._valid_text(external_id) THEN

@@ -12,8 +12,9 @@
 --                               entries other than t= of Stripe-Signature
 --                               (ts= of Paddle-Signature, split on ";")
 -- Providers send one signature per active secret (two while rotating), so 8
--- leaves room and a real delivery never comes near either bound. GitHub and
--- Shopify carry a single signature; only the size applies to them.
+-- leaves room and a real delivery never comes near either bound. GitHub,
+-- Shopify, Slack, Linear and Square carry a single signature; only the size
+-- applies to them.
 CREATE OR REPLACE FUNCTION webhooks._signature_bounds(kind text, headers jsonb)
 RETURNS text
 LANGUAGE plpgsql
@@ -36,6 +37,9 @@ BEGIN
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
         WHEN 'paddle'           THEN 'paddle-signature'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;

@@ -24,6 +24,15 @@
 --   shopify           X-Shopify-Hmac-Sha256: <base64> over the body
 --   paddle            Paddle-Signature: ts=<ts>;h1=<hex>[;h1=...] over "<ts>:<body>";
 --                     two different ts values are malformed; 5 minutes either way
+--   slack             X-Slack-Signature: v0=<hex> over
+--                     "v0:<X-Slack-Request-Timestamp>:<body>"; 5 minutes either way
+--   linear            Linear-Signature: <hex> over the body; then the body's top-level
+--                     webhookTimestamp (unix milliseconds, a JSON integer), read only
+--                     once the signature matched: missing, malformed, or more than 5
+--                     minutes from at either way; a body that is not a JSON object has
+--                     none to read and is left to _identify (body not json)
+--   square            X-Square-HmacSha256-Signature: <base64> over "<url><body>",
+--                     url being the notification URL registered at Square
 -- Every secret is tried (rotation); MACs are compared with _equal_ct. Nothing
 -- here raises on a delivery, and the reasons never carry a header, the body,
 -- a secret or a computed MAC.
@@ -32,7 +41,8 @@ CREATE OR REPLACE FUNCTION webhooks._verify_signature(
     secrets text[],
     headers jsonb,
     body    bytea,
-    at      timestamptz
+    at      timestamptz,
+    url     text DEFAULT NULL
 )
 RETURNS text
 LANGUAGE plpgsql
@@ -61,6 +71,8 @@ DECLARE
     v_msg     bytea;
     v_mac     bytea;
     v_match   boolean := false;
+    v_member  json;
+    v_ms      bigint;
 BEGIN
     CASE _verify_signature.kind
     WHEN 'sume' THEN
@@ -195,6 +207,50 @@ BEGIN
             RETURN 'timestamp malformed';
         END IF;
         v_prefix := v_ts_raw || ':';
+    WHEN 'slack' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-slack-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')];
+        v_ts_raw := coalesce(_verify_signature.headers -> 'x-slack-request-timestamp' ->> 0, '');
+        v_prefix := 'v0:' || v_ts_raw || ':';
+
+    WHEN 'linear' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'linear-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF v_header !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(v_header, 'hex')];
+
+    WHEN 'square' THEN
+        IF _verify_signature.url IS NULL THEN
+            RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
+        END IF;
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-square-hmacsha256-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        v_sig := webhooks._base64_decode(v_header, true);
+        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[v_sig];
+        v_prefix := _verify_signature.url;
 
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
@@ -256,6 +312,41 @@ BEGIN
         RETURN 'signature mismatch';
     END IF;
 
+    IF _verify_signature.kind = 'linear' THEN
+        -- The timestamp is inside the signed body: its top-level member, the
+        -- last one when the name is given twice (as Go's encoding/json), as
+        -- written (json, not jsonb, which would turn 17e11 into digits). A
+        -- body jsonb refuses (not UTF-8 or JSON, \u0000, ...) or that is
+        -- not an object has none to read: _identify refuses it (body not json).
+        v_ms := NULL;
+        BEGIN
+            IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::jsonb) = 'object' THEN
+                v_ms := 0;  -- an object: its timestamp is checked
+                SELECT m.value INTO v_member
+                FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::json)
+                     WITH ORDINALITY AS m(key, value, n)
+                WHERE m.key = 'webhookTimestamp'
+                ORDER BY m.n DESC
+                LIMIT 1;
+            END IF;
+        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+            v_ms := NULL;
+        END;
+        IF v_ms IS NULL THEN
+            RETURN NULL;
+        END IF;
+        IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_member::text !~ '^[0-9]{1,18}$' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_ms := v_member::text::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at) * 1000)::bigint - v_ms) > 300000 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
+    END IF;
+
     IF v_ts_raw IS NOT NULL
        AND pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
         RETURN 'timestamp out of tolerance';
@@ -265,8 +356,9 @@ END;
 $$;
 -- +goose StatementEnd
 
-COMMENT ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz) IS
+COMMENT ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz, text) IS
   'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) '
   'verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes '
-  'of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance.';
-REVOKE EXECUTE ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz) FROM PUBLIC;
+  'of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. '
+  'url: the notification URL kind square signs before the body.';
+REVOKE EXECUTE ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz, text) FROM PUBLIC;

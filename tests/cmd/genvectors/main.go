@@ -43,6 +43,9 @@ type vector struct {
 	// another answer than Want (the documented one); the test reports it
 	// instead of failing.
 	GoDiffers string `json:"go_differs,omitempty"`
+	// URL is the URL the provider was given, for the kinds that sign it
+	// (square): set_provider's url and the Go verifier's.
+	URL string `json:"url,omitempty"`
 }
 
 // want is the expected verdict: a rejection (Status, Reason) or an accepted
@@ -109,6 +112,9 @@ func main() {
 	vs = append(vs, shopifyVectors()...)
 	vs = append(vs, paddleVectors()...)
 	vs = append(vs, standardWebhooksV1aVectors()...)
+	vs = append(vs, slackVectors()...)
+	vs = append(vs, linearVectors()...)
+	vs = append(vs, squareVectors()...)
 	vs = append(vs, boundsVectors()...)
 
 	seen := map[string]bool{}

@@ -1,0 +1,6 @@
+package slack
+
+// Exported for the tests of package slack_test.
+var (
+	ParseSlackSignature = parseSlackSignature
+)

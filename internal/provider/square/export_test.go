@@ -1,0 +1,6 @@
+package square
+
+// Exported for the tests of package square_test.
+var (
+	ParseSquareSignature = parseSquareSignature
+)
