@@ -109,7 +109,18 @@ func (b *batcher) run(batch []*delivery) {
 		b.metrics.IngestBatchWait.Observe(start.Sub(d.queued).Seconds())
 	}
 	b.metrics.IngestBatchSize.Observe(float64(len(batch)))
-	results, err := b.write(batch)
+	// The batch gives up when the first of its deliveries does: a delivery
+	// answered 503 must not be stored after its answer by a batch that
+	// outlived it.
+	deadline := time.Now().Add(b.timeout)
+	for _, d := range batch {
+		if dl, ok := d.ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	results, err := b.write(ctx, batch)
 	if err != nil && permanent(err) != nil {
 		// One delivery the database refuses (a value Go let through) must
 		// not cost its neighbours their answers: store each alone.
@@ -136,7 +147,7 @@ func (b *batcher) run(batch []*delivery) {
 
 // write runs the batch statement, again after a deadlock or serialization
 // failure (two batches holding one unsigned body under different keys).
-func (b *batcher) write(batch []*delivery) ([]stored, error) {
+func (b *batcher) write(ctx context.Context, batch []*delivery) ([]stored, error) {
 	providers, keys, types, payloads := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	digests := make([][]byte, len(batch))
 	for i, d := range batch {
@@ -145,7 +156,7 @@ func (b *batcher) write(batch []*delivery) ([]stored, error) {
 	var err error
 	for try := 0; try < 3; try++ {
 		var out []stored
-		if out, err = b.query(providers, keys, types, payloads, digests); err == nil {
+		if out, err = b.query(ctx, providers, keys, types, payloads, digests); err == nil {
 			return out, nil
 		}
 		var pgErr *pgconn.PgError
@@ -156,9 +167,7 @@ func (b *batcher) write(batch []*delivery) ([]stored, error) {
 	return nil, err
 }
 
-func (b *batcher) query(providers, keys, types, payloads []string, digests [][]byte) ([]stored, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	defer cancel()
+func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []string, digests [][]byte) ([]stored, error) {
 	start := time.Now()
 	defer func() { b.metrics.IngestCommitSeconds.Observe(time.Since(start).Seconds()) }()
 	rows, err := b.pool.Query(ctx, batchSQL, providers, keys, types, payloads, digests)
