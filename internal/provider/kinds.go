@@ -72,6 +72,7 @@ var kinds = []Kind{
 			return l, nil
 		},
 	},
+	{Name: "linear", NewVerifier: linear.NewVerifier},
 	{
 		Name:        "paddle",
 		NewVerifier: paddle.NewVerifier,
@@ -83,7 +84,6 @@ var kinds = []Kind{
 			return l, nil
 		},
 	},
-	{Name: "linear", NewVerifier: linear.NewVerifier},
 	{Name: "shopify", NewVerifier: shopify.NewVerifier},
 	{Name: "slack", NewVerifier: slack.NewVerifier},
 	{Name: "square", NewVerifier: square.NewVerifier, NewURLVerifier: square.NewURLVerifier},
