@@ -15,19 +15,22 @@ import (
 // eventDetail is the JSON of GET /api/events/{id}.
 type eventDetail struct {
 	eventRow
-	Payload     json.RawMessage `json:"payload"`
-	Errors      []eventError    `json:"errors"`
-	Replays     []replayRow     `json:"replays"`
-	Timeline    []timelineEntry `json:"timeline"`
-	ClaimedAt   *time.Time      `json:"claimed_at"`
-	LockedBy    *string         `json:"locked_by"`
-	RunAfter    time.Time       `json:"run_after"`
-	Revision    int32           `json:"revision"`
-	Paused      bool            `json:"provider_paused"`
-	PrunedAt    *time.Time      `json:"payload_pruned_at"`
-	PrettyJSON  string          `json:"-"`
-	CanReplay   bool            `json:"-"`
-	ReplayBlock string          `json:"-"`
+	Payload    json.RawMessage `json:"payload"`
+	Errors     []eventError    `json:"errors"`
+	Replays    []replayRow     `json:"replays"`
+	Timeline   []timelineEntry `json:"timeline"`
+	ClaimedAt  *time.Time      `json:"claimed_at"`
+	LockedBy   *string         `json:"locked_by"`
+	RunAfter   time.Time       `json:"run_after"`
+	Revision   int32           `json:"revision"`
+	Paused     bool            `json:"provider_paused"`
+	PrunedAt   *time.Time      `json:"payload_pruned_at"`
+	PrettyJSON string          `json:"-"`
+	// NextRun is the page's word on when a pending event runs: "next run
+	// in 3s", or who it waits for once it is due.
+	NextRun     string `json:"-"`
+	CanReplay   bool   `json:"-"`
+	ReplayBlock string `json:"-"`
 }
 
 // eventError is a row of webhooks.event_errors: one failed attempt.
@@ -91,6 +94,9 @@ func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, erro
 		return nil, fmt.Errorf("event %d replays: %w", id, err)
 	}
 	d.Timeline = buildTimeline(d)
+	if d.Status == "pending" {
+		d.NextRun = c.nextRun(d)
+	}
 	return d, nil
 }
 
@@ -113,4 +119,21 @@ func (c *Console) apiEvent(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, d)
 	}
+}
+
+// nextRun says when a pending event runs: "next run in 3s" while its
+// backoff lasts; once it is due, who it waits for. An event never claimed on
+// a runner without a handler (PGINBOX_HANDLER=none) waits for a worker that
+// may not exist: the page says so instead of "next run 10.8s ago".
+func (c *Console) nextRun(d *eventDetail) string {
+	due := c.now().Sub(d.RunAfter)
+	switch {
+	case due < 0:
+		return "next run in " + fmtDuration(-due)
+	case c.cfg.NoHandler && d.ClaimedAt == nil:
+		return "waiting for a worker: PGINBOX_HANDLER=none"
+	case d.Paused:
+		return "due, provider paused"
+	}
+	return "due " + fmtDuration(due) + " ago, waiting for a worker"
 }
