@@ -17,7 +17,7 @@ var remedies = pginbox.CheckRemedies()
 type homePage struct {
 	pageData
 	*statusPage
-	Breached  []checkStatus
+	Breached []checkStatus
 	// RetryLine says how many events are failing and when the next retry
 	// is; empty when none is.
 	RetryLine string
