@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
+	for _, w := range cfg.startWarnings() {
+		log.Warn(w)
+	}
 	s := &Server{cfg: cfg, url: databaseURL, log: log, ready: make(chan struct{})}
 	var err error
 	if s.schemaVersion, err = latestVersion(); err != nil {
@@ -93,6 +96,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	probed := true
 	if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
 		if !cfg.SkipMigrate {
+			if u := database.Unreachable("DATABASE_URL", err); u != err {
+				return nil, u
+			}
 			return nil, fmt.Errorf("database: %w", err)
 		}
 		probed = false
@@ -179,6 +185,12 @@ func (s *Server) migrate(ctx context.Context) error {
 			return fmt.Errorf("direct connection: %w", err)
 		}
 		defer p.Close()
+		if err := p.Ping(ctx); err != nil {
+			if u := database.Unreachable("PGINBOX_DIRECT_URL", err); u != err {
+				return u
+			}
+			return fmt.Errorf("direct connection: %w", err)
+		}
 		pool = p
 	case s.pooled:
 		if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
@@ -286,14 +298,14 @@ func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		close(s.ready)
-		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
+		return listenError("PGINBOX_ADDR", s.cfg.Addr, err)
 	}
 	var adminLn net.Listener
 	if s.cfg.AdminAddr != "off" {
 		if adminLn, err = net.Listen("tcp", s.cfg.AdminAddr); err != nil {
 			ln.Close()
 			close(s.ready)
-			return fmt.Errorf("listen %s (PGINBOX_ADMIN_ADDR): %w", s.cfg.AdminAddr, err)
+			return listenError("PGINBOX_ADMIN_ADDR", s.cfg.AdminAddr, err)
 		}
 	}
 	s.listenerMu.Lock()
