@@ -366,14 +366,16 @@ func (s *Server) Run(ctx context.Context) error {
 	srv := newHTTP(s.mux)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	adminAt := "off"
+	adminAt, consoleURL := "off", "off"
 	var adminSrv *http.Server
 	if adminLn != nil {
 		adminSrv = newHTTP(s.adminMux)
 		go func() { errc <- adminSrv.Serve(adminLn) }()
 		adminAt = adminLn.Addr().String()
+		consoleURL = "http://" + adminAt + "/"
 	}
-	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt, "providers", len(s.cfg.Providers),
+	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt,
+		"webhooks_url", "http://"+ln.Addr().String()+"/webhooks/{provider}", "console_url", consoleURL, "providers", len(s.cfg.Providers),
 		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "")
 
 	select {

@@ -34,6 +34,9 @@ type App struct {
 	Getenv Env
 	// Log is the commands' logger; nil means JSON warnings and errors on Stderr.
 	Log *slog.Logger
+	// StderrTerminal says Stderr is a terminal: serve then also prints
+	// where it listens as a line for a person, beside its JSON log.
+	StderrTerminal bool
 }
 
 // ErrUsage marks a command line that could not be understood.

@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"net"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/pgtest"
@@ -217,5 +223,68 @@ func TestChecksValuesWithoutExponents(t *testing.T) {
 	}
 	if got := fmtOpt(nil); got != "-" {
 		t.Errorf("fmtOpt(nil) = %q", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a test reads while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServePrintsWhereItListens: serve says where both listeners are, as
+// URLs: lines for a person when stderr is a terminal, fields of the JSON
+// "pginbox serving" line otherwise (before: no URL anywhere, the console's
+// address only as admin_addr).
+func TestServePrintsWhereItListens(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewConfig(t).URL()
+	urlRE := `http://127\.0\.0\.1:\d+`
+	for _, terminal := range []bool{true, false} {
+		t.Run(fmt.Sprint("terminal=", terminal), func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"DATABASE_URL": url, "PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": "sume-secret-0123456789",
+				"PGINBOX_ADDR": "127.0.0.1:0", "PGINBOX_ADMIN_ADDR": "127.0.0.1:0"}
+			var out, errOut syncBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan int, 1)
+			go func() {
+				done <- Run(ctx, App{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }, StderrTerminal: terminal}, []string{"serve"})
+			}()
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(errOut.String(), `"msg":"pginbox serving"`) {
+				if time.Now().After(deadline) {
+					cancel()
+					t.Fatalf("serve did not start:\n%s", errOut.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // the person's lines follow the JSON one
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d:\n%s", code, errOut.String())
+			}
+			said := errOut.String()
+			human := regexp.MustCompile(`pginbox is listening:\n  webhooks  ` + urlRE + `/webhooks/\{provider\}   \(PGINBOX_ADDR\)\n  console   ` + urlRE + `/   \(PGINBOX_ADMIN_ADDR`)
+			if human.MatchString(said) != terminal {
+				t.Fatalf("terminal %v, and the lines for a person are there: %v:\n%s", terminal, !terminal, said)
+			}
+			structured := regexp.MustCompile(`"webhooks_url":"` + urlRE + `/webhooks/\{provider\}","console_url":"` + urlRE + `/"`)
+			if !structured.MatchString(said) {
+				t.Fatalf("the JSON line has no URLs:\n%s", said)
+			}
+		})
 	}
 }

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"sync"
 
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/envconfig"
@@ -73,7 +76,8 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: env.LogLevel()}))
+	stderr := &lockedWriter{w: app.Stderr}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: env.LogLevel()}))
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err
@@ -91,5 +95,40 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
+	if app.StderrTerminal {
+		printed := make(chan struct{})
+		go func() {
+			defer close(printed)
+			if addr := srv.Addr(); addr != nil { // nil: Run could not listen
+				fmt.Fprint(stderr, listeningText(addr, srv.AdminAddr()))
+			}
+		}()
+		defer func() { <-printed }()
+	}
 	return srv.Run(ctx)
+}
+
+// listeningText is where serve listens, for a person at a terminal.
+func listeningText(addr, admin net.Addr) string {
+	text := fmt.Sprintf("pginbox is listening:\n  webhooks  http://%s/webhooks/{provider}   (PGINBOX_ADDR)\n", addr)
+	if admin != nil {
+		text += fmt.Sprintf("  console   http://%s/   (PGINBOX_ADMIN_ADDR; /metrics, /api/status)\n", admin)
+	} else {
+		text += "  console   off (PGINBOX_ADMIN_ADDR=off)\n"
+	}
+	return text
+}
+
+// lockedWriter serialises the writes of the logger and of serve's own
+// lines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p whole, one caller at a time.
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
