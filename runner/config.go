@@ -136,9 +136,6 @@ type Config struct {
 	// asked about gaps and the event logs read.
 	backfill map[string]backfill.StatusAPI
 	logs     map[string]backfill.EventLog
-	// warnings are what ConfigFromEnv found odd but not wrong (a stripe
-	// secret that is not whsec_…); New logs them.
-	warnings []string
 }
 
 // ProviderAPI is where backfill reaches one provider's API.
@@ -277,9 +274,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if len(p.Secrets) == 0 {
 			return c, &envconfig.Error{Var: p.SecretVar, Msg: fmt.Sprintf("provider %q has no secret", p.Name)}
 		}
-		if w := secretWarning(p.Kind, p.SecretVar, p.Secrets); w != "" {
-			c.warnings = append(c.warnings, w)
-		}
 		v, err := verify.New(p.Kind, p.Secrets)
 		if err != nil {
 			return c, &envconfig.Error{Var: p.SecretVar, Msg: err.Error()}
@@ -316,33 +310,4 @@ func loopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// secretWarning is the warning about a provider's secrets (held by
-// variable) that verify but are likely the wrong ones: Stripe signs
-// webhooks with the endpoint's signing secret, whsec_…; an API key (sk_…,
-// rk_…) pasted instead makes every delivery a 401. It never holds a secret
-// nor any part of one.
-func secretWarning(kind, variable string, secrets []string) string {
-	if kind != "stripe" {
-		return ""
-	}
-	for _, s := range secrets {
-		if !strings.HasPrefix(s, "whsec_") {
-			return variable + ": a stripe secret does not start with whsec_: use the endpoint's signing secret " +
-				"(Stripe dashboard, Webhooks, the endpoint, Signing secret), not an API key, or every delivery answers 401"
-		}
-	}
-	return ""
-}
-
-// startWarnings are the warnings New logs at start: c's own and an empty
-// provider list.
-func (c Config) startWarnings() []string {
-	w := slices.Clone(c.warnings)
-	if len(c.Providers) == 0 {
-		w = append(w, "no provider is configured, so every delivery to POST /webhooks/{provider} answers 404: "+
-			"set PGINBOX_PROVIDERS=name=kind (e.g. sume=sume) and PGINBOX_SECRET_<NAME>")
-	}
-	return w
 }

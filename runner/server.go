@@ -79,9 +79,6 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	for _, w := range cfg.startWarnings() {
-		log.Warn(w)
-	}
 	s := &Server{cfg: cfg, url: databaseURL, log: log, ready: make(chan struct{})}
 	var err error
 	if s.schemaVersion, err = latestVersion(); err != nil {

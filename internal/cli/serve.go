@@ -62,9 +62,9 @@ func withFlags(app App, fs *flagSet, args []string, rows []envconfig.Setting) (E
 }
 
 // serve is `pginbox serve`: the webhook endpoint, workers and schedules
-// until interrupted. It reads each variable once: the command's own
-// (DATABASE_URL, PGINBOX_DATA_DIR, PGINBOX_LOG_LEVEL) here, the runner's in
-// runner.ConfigFromEnv.
+// until interrupted. It reads the command's own variables (DATABASE_URL,
+// PGINBOX_DATA_DIR, PGINBOX_LOG_LEVEL) here, the runner's in
+// runner.ConfigFromEnv, and the providers' again for its start warnings.
 func serve(ctx context.Context, app App, args []string) error {
 	fs := newFlags("serve", "serve [flags]",
 		"run the webhook endpoint, workers and schedules; each flag overrides the PGINBOX_* variable it names")
@@ -81,6 +81,13 @@ func serve(ctx context.Context, app App, args []string) error {
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err
+	}
+	// The providers' settings once more, for the warnings (ConfigFromEnv
+	// accepted them: this read cannot fail).
+	if penv, err := envconfig.Read(getenv, envconfig.Runner()); err == nil {
+		for _, w := range startWarnings(penv) {
+			log.Warn(w)
+		}
 	}
 	db, err := database.Open(ctx, env.DatabaseURL(), env.DataDir(), log.With("component", "embedded-postgres"))
 	if err != nil {
