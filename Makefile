@@ -39,6 +39,16 @@ test: postgres ## run every test against a throwaway cluster (installs PostgreSQ
 	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 
+SCREENSHOTS := console-home.png console-home-dark.png console-events.png console-event.png
+
+.PHONY: screenshots
+screenshots: postgres ## regenerate the README's console screenshots (docs/console-*.png) from TestConsoleInBrowser in headless Chromium
+	@./tests/ensure-browser.sh
+	@rm -f $(addprefix tests/out/,$(SCREENSHOTS))
+	$(WITHPG) $(GO) test -count=1 -timeout 10m ./tests -run '^TestConsoleInBrowser$$'
+	cp $(addprefix tests/out/,$(SCREENSHOTS)) docs/
+	@git status --short -- $(addprefix docs/,$(SCREENSHOTS))
+
 .PHONY: test-race
 test-race: postgres ## the tests with the race detector
 	$(WITHPG) $(GO) test -race $(TEST_FLAGS) $(PKGS)

@@ -22,7 +22,7 @@ func (s *Server) adminHandler() (http.Handler, error) {
 	slices.Sort(names)
 	c, err := console.New(console.Config{
 		Pool: s.console, Token: s.cfg.AdminToken, Addr: s.cfg.AdminAddr, Hosts: s.cfg.AdminHosts, Providers: names,
-		TrustedProxies: s.cfg.AdminTrustedProxies,
+		TrustedProxies: s.cfg.AdminTrustedProxies, NoHandler: s.cfg.Handler == nil,
 		// A gauge read from the database fails while the database is down;
 		// the scrape still answers 200 with every other metric (the moment
 		// an on-call engineer needs them most) and logs what it left out.

@@ -229,8 +229,11 @@ func (c *Config) checkAll(n names, log *slog.Logger) error {
 	if c.AdminAddr != "off" && c.AdminToken == "" && !loopbackAddr(c.AdminAddr) {
 		// Without a token the console's reads are open: payloads, errors,
 		// status URLs. That is only safe where nobody else can connect.
-		return n.err("AdminAddr", fmt.Sprintf("%q is not a loopback address and %s is empty: set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1",
-			c.AdminAddr, n.of("AdminToken")))
+		fix := "set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1"
+		if !n.env {
+			fix = "set AdminToken (PGINBOX_ADMIN_TOKEN), or listen on 127.0.0.1 (AdminAddr, PGINBOX_ADMIN_ADDR)"
+		}
+		return n.err("AdminAddr", fmt.Sprintf("%q is not a loopback address and %s is empty: %s", c.AdminAddr, n.of("AdminToken"), fix))
 	}
 	kinds := map[string]string{}
 	for name, p := range c.Providers {

@@ -244,3 +244,28 @@ func TestConfigFromEnvSquareURL(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateAlsoNamesTheVariable: an error about a Config field names,
+// after the field, the variable that sets it from the environment (before:
+// `config: AdminAddr "0.0.0.0:8081" is not a loopback address and
+// AdminToken is empty: set PGINBOX_ADMIN_TOKEN, or listen on 127.0.0.1`
+// never named PGINBOX_ADMIN_ADDR, and `config: Workers 2000 …` no variable).
+func TestValidateAlsoNamesTheVariable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{AdminAddr: "0.0.0.0:8081"}, `config: AdminAddr "0.0.0.0:8081" is not a loopback address and AdminToken is empty: ` +
+			`set AdminToken (PGINBOX_ADMIN_TOKEN), or listen on 127.0.0.1 (AdminAddr, PGINBOX_ADMIN_ADDR)`},
+		{Config{Workers: 2000}, "config: Workers 2000 is not a whole number from 1 to 1024 (PGINBOX_WORKERS)"},
+		{Config{Addr: "8080"}, `(PGINBOX_ADDR)`},
+		{Config{KeepKeys: time.Hour}, "(PGINBOX_KEEP_KEYS)"},
+	}
+	for _, tc := range tests {
+		err := tc.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate: %v, want %q", err, tc.want)
+		}
+	}
+}

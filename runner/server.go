@@ -93,6 +93,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	probed := true
 	if s.pooled, err = database.TransactionPooled(ctx, databaseURL); err != nil {
 		if !cfg.SkipMigrate {
+			if u := database.Unreachable("DATABASE_URL", err); u != err {
+				return nil, u
+			}
 			return nil, fmt.Errorf("database: %w", err)
 		}
 		probed = false
@@ -179,6 +182,12 @@ func (s *Server) migrate(ctx context.Context) error {
 			return fmt.Errorf("direct connection: %w", err)
 		}
 		defer p.Close()
+		if err := p.Ping(ctx); err != nil {
+			if u := database.Unreachable("PGINBOX_DIRECT_URL", err); u != err {
+				return u
+			}
+			return fmt.Errorf("direct connection: %w", err)
+		}
 		pool = p
 	case s.pooled:
 		if err := checkSchema(ctx, s.work, s.schemaVersion); err != nil {
@@ -287,14 +296,14 @@ func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		close(s.ready)
-		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
+		return listenError("PGINBOX_ADDR", s.cfg.Addr, err)
 	}
 	var adminLn net.Listener
 	if s.cfg.AdminAddr != "off" {
 		if adminLn, err = net.Listen("tcp", s.cfg.AdminAddr); err != nil {
 			ln.Close()
 			close(s.ready)
-			return fmt.Errorf("listen %s (PGINBOX_ADMIN_ADDR): %w", s.cfg.AdminAddr, err)
+			return listenError("PGINBOX_ADMIN_ADDR", s.cfg.AdminAddr, err)
 		}
 	}
 	s.listenerMu.Lock()
@@ -355,14 +364,16 @@ func (s *Server) Run(ctx context.Context) error {
 	srv := newHTTP(s.mux)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	adminAt := "off"
+	adminAt, consoleURL := "off", "off"
 	var adminSrv *http.Server
 	if adminLn != nil {
 		adminSrv = newHTTP(s.adminMux)
 		go func() { errc <- adminSrv.Serve(adminLn) }()
 		adminAt = adminLn.Addr().String()
+		consoleURL = "http://" + adminAt + "/"
 	}
-	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt, "providers", len(s.cfg.Providers),
+	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt,
+		"webhooks_url", "http://"+ln.Addr().String()+"/webhooks/{provider}", "console_url", consoleURL, "providers", len(s.cfg.Providers),
 		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "")
 
 	select {

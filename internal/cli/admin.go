@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -88,11 +89,30 @@ func checksCmd(ctx context.Context, app App, args []string) error {
 	return nil
 }
 
+// fmtOpt formats a check's value or bound for a person: "-" for none,
+// never an exponent (5.42101e-19 is float noise around 0, printed "0").
 func fmtOpt(f *float64) string {
 	if f == nil {
 		return "-"
 	}
-	return strconv.FormatFloat(*f, 'g', 6, 64)
+	return fmtValue(*f)
+}
+
+// fmtValue prints v with four significant digits (every digit of a whole
+// number), without an exponent; below 1e-9 it is 0.
+func fmtValue(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case math.Abs(v) < 1e-9:
+		return "0"
+	}
+	decimals := min(max(3-int(math.Floor(math.Log10(math.Abs(v)))), 0), 9)
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 func fmtRange(lo, hi *float64) string {
@@ -114,14 +134,17 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 	if idArg == "" && fs.NArg() == 1 {
 		idArg = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return fmt.Errorf("%w: replay takes one event id", ErrUsage)
+		return fs.usageError("replay takes one event id")
+	}
+	if idArg == "" {
+		return fs.usageError("replay needs an event id")
 	}
 	id, err := strconv.ParseInt(idArg, 10, 64)
 	if err != nil || id < 1 {
-		return fmt.Errorf("%w: replay <event_id> --reason ...: %q is not an event id", ErrUsage, idArg)
+		return fs.usageError("%q is not an event id", idArg)
 	}
 	if strings.TrimSpace(*reason) == "" {
-		return fmt.Errorf("%w: replay needs --reason", ErrUsage)
+		return fs.usageError("replay needs --reason")
 	}
 	_, pool, closePool, err := connect(ctx, app)
 	if err != nil {
@@ -149,7 +172,7 @@ func pruneCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	payload, keys := env.Duration("PGINBOX_KEEP_PAYLOAD"), env.Duration("PGINBOX_KEEP_KEYS")
-	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}

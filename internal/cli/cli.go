@@ -34,6 +34,9 @@ type App struct {
 	Getenv Env
 	// Log is the commands' logger; nil means JSON warnings and errors on Stderr.
 	Log *slog.Logger
+	// StderrTerminal says Stderr is a terminal: serve then also prints
+	// where it listens as a line for a person, beside its JSON log.
+	StderrTerminal bool
 }
 
 // ErrUsage marks a command line that could not be understood.
@@ -81,7 +84,14 @@ func Run(ctx context.Context, app App, args []string) int {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	fmt.Fprintf(app.Stderr, "pginbox: %s\n", msg)
 	if errors.Is(err, ErrUsage) {
-		fmt.Fprint(app.Stderr, usage)
+		// A mistake inside a command: that command's usage line; else
+		// (no command, an unknown one) the list of commands.
+		var cu *commandUsage
+		if errors.As(err, &cu) {
+			fmt.Fprintf(app.Stderr, "usage: pginbox %s\n(pginbox %s --help lists its flags)\n", cu.synopsis, cu.name)
+		} else {
+			fmt.Fprint(app.Stderr, usage)
+		}
 		return 2
 	}
 	return 1
@@ -144,7 +154,7 @@ func (fs *flagSet) parse(app App, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fs.usageError("%v", err)
 	}
 	return nil
 }
@@ -152,9 +162,24 @@ func (fs *flagSet) parse(app App, args []string) error {
 // noArgs is an ErrUsage when arguments are left after the flags.
 func (fs *flagSet) noArgs() error {
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// commandUsage is a usage error of one command: Run prints it with that
+// command's usage line, not the whole list of commands.
+type commandUsage struct {
+	err            error
+	name, synopsis string
+}
+
+func (e *commandUsage) Error() string { return e.err.Error() }
+func (e *commandUsage) Unwrap() error { return e.err }
+
+// usageError is an ErrUsage of fs's command: "usage: " and the message.
+func (fs *flagSet) usageError(format string, args ...any) error {
+	return &commandUsage{err: fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...), name: fs.Name(), synopsis: fs.synopsis}
 }
 
 // printHelp writes "usage: pginbox <synopsis>", the summary and the flags.
@@ -178,14 +203,15 @@ func connect(ctx context.Context, app App) (envconfig.Values, *pgxpool.Pool, fun
 	if err != nil {
 		return env, nil, nil, err
 	}
-	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
 	return env, pool, closePool, err
 }
 
-// openPool resolves databaseURL (DATABASE_URL), or else the embedded
-// cluster under dataDir (PGINBOX_DATA_DIR), and opens a pool on it. close
-// releases both.
-func openPool(ctx context.Context, app App, databaseURL, dataDir string) (pool *pgxpool.Pool, close func(), err error) {
+// openPool resolves databaseURL (held by variable: DATABASE_URL or
+// PGINBOX_DIRECT_URL), or else the embedded cluster under dataDir
+// (PGINBOX_DATA_DIR), opens a pool on it and connects once, so a server
+// that cannot be reached is one line naming variable. close releases both.
+func openPool(ctx context.Context, app App, variable, databaseURL, dataDir string) (pool *pgxpool.Pool, close func(), err error) {
 	d, err := database.Open(ctx, databaseURL, dataDir, app.Log)
 	if err != nil {
 		return nil, nil, err
@@ -198,6 +224,14 @@ func openPool(ctx context.Context, app App, databaseURL, dataDir string) (pool *
 	pool, err = pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		_ = d.Close(ctx)
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		_ = d.Close(ctx)
+		if u := database.Unreachable(variable, err); u != err {
+			return nil, nil, u
+		}
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
 	return pool, func() { pool.Close(); _ = d.Close(context.Background()) }, nil

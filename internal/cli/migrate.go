@@ -28,12 +28,12 @@ func migrate(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	databaseURL := env.DatabaseURL()
+	databaseURL, variable := env.DatabaseURL(), "DATABASE_URL"
 	if direct := env.String("PGINBOX_DIRECT_URL"); direct != "" {
 		if _, err := pgx.ParseConfig(direct); err != nil {
 			return database.ConnStringError("PGINBOX_DIRECT_URL", direct, err)
 		}
-		databaseURL = direct
+		databaseURL, variable = direct, "PGINBOX_DIRECT_URL"
 	} else if databaseURL != "" {
 		if _, err := pgx.ParseConfig(databaseURL); err != nil {
 			return database.ConnStringError("DATABASE_URL", databaseURL, err)
@@ -42,14 +42,14 @@ func migrate(ctx context.Context, app App, args []string) error {
 		// transaction pooler: two deploys could migrate at once.
 		pooled, err := database.TransactionPooled(ctx, databaseURL)
 		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
+			return fmt.Errorf("migrate: %w", database.Unreachable("DATABASE_URL", err))
 		}
 		if pooled {
 			return fmt.Errorf("migrate: %w, where the migration's session lock would not hold: "+
 				"set PGINBOX_DIRECT_URL to a direct connection to the database (or run with DATABASE_URL pointing at it)", database.ErrTransactionPooler)
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, databaseURL, env.DataDir())
+	pool, closePool, err := openPool(ctx, app, variable, databaseURL, env.DataDir())
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func version(ctx context.Context, app App, args []string) error {
 	if env.DatabaseURL() == "" {
 		return nil // never start the embedded cluster just to print a version
 	}
-	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func sqlDist(app App, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: sql-dist takes one directory", ErrUsage)
+		return fs.usageError("sql-dist takes one directory")
 	}
 	dir := fs.Arg(0)
 	if err := pginbox.WriteMigrations(dir); err != nil {

@@ -59,7 +59,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	if *limit < 1 {
-		return fmt.Errorf("%w: --limit must be positive", ErrUsage)
+		return fs.usageError("--limit must be positive")
 	}
 	env, err := envconfig.Read(app.Getenv, envconfig.Table)
 	if err != nil {
@@ -75,7 +75,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			return err
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"sync"
 
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/envconfig"
@@ -59,9 +62,9 @@ func withFlags(app App, fs *flagSet, args []string, rows []envconfig.Setting) (E
 }
 
 // serve is `pginbox serve`: the webhook endpoint, workers and schedules
-// until interrupted. It reads each variable once: the command's own
-// (DATABASE_URL, PGINBOX_DATA_DIR, PGINBOX_LOG_LEVEL) here, the runner's in
-// runner.ConfigFromEnv.
+// until interrupted. It reads the command's own variables (DATABASE_URL,
+// PGINBOX_DATA_DIR, PGINBOX_LOG_LEVEL) here, the runner's in
+// runner.ConfigFromEnv, and the providers' again for its start warnings.
 func serve(ctx context.Context, app App, args []string) error {
 	fs := newFlags("serve", "serve [flags]",
 		"run the webhook endpoint, workers and schedules; each flag overrides the PGINBOX_* variable it names")
@@ -73,10 +76,18 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: env.LogLevel()}))
+	stderr := &lockedWriter{w: app.Stderr}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: env.LogLevel()}))
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err
+	}
+	// The providers' settings once more, for the warnings (ConfigFromEnv
+	// accepted them: this read cannot fail).
+	if penv, err := envconfig.Read(getenv, envconfig.Runner()); err == nil {
+		for _, w := range startWarnings(penv) {
+			log.Warn(w)
+		}
 	}
 	db, err := database.Open(ctx, env.DatabaseURL(), env.DataDir(), log.With("component", "embedded-postgres"))
 	if err != nil {
@@ -91,5 +102,40 @@ func serve(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
+	if app.StderrTerminal {
+		printed := make(chan struct{})
+		go func() {
+			defer close(printed)
+			if addr := srv.Addr(); addr != nil { // nil: Run could not listen
+				fmt.Fprint(stderr, listeningText(addr, srv.AdminAddr()))
+			}
+		}()
+		defer func() { <-printed }()
+	}
 	return srv.Run(ctx)
+}
+
+// listeningText is where serve listens, for a person at a terminal.
+func listeningText(addr, admin net.Addr) string {
+	text := fmt.Sprintf("pginbox is listening:\n  webhooks  http://%s/webhooks/{provider}   (PGINBOX_ADDR)\n", addr)
+	if admin != nil {
+		text += fmt.Sprintf("  console   http://%s/   (PGINBOX_ADMIN_ADDR; /metrics, /api/status)\n", admin)
+	} else {
+		text += "  console   off (PGINBOX_ADMIN_ADDR=off)\n"
+	}
+	return text
+}
+
+// lockedWriter serialises the writes of the logger and of serve's own
+// lines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p whole, one caller at a time.
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -46,6 +46,10 @@ type Config struct {
 	// /readyz, with neither the token nor the Host check (orchestrators
 	// and scrapers reach them by IP). A nil one is not served.
 	Metrics, Healthz, Readyz http.Handler
+	// NoHandler says the runner processes nothing itself
+	// (PGINBOX_HANDLER=none): a due event nothing claimed waits for another
+	// stack's worker, and the event page says so.
+	NoHandler bool
 	// Wake, when set, wakes the workers after events were replayed or a
 	// provider resumed; it is called with the reason ("replay", "resume").
 	Wake func(reason string)
@@ -67,6 +71,9 @@ type Console struct {
 	auth    *adminAuth
 	cache   statusCache
 	handler http.Handler
+	// started is when the console was built: the overview says "no data"
+	// until a check has run since.
+	started time.Time
 }
 
 // New builds the console from cfg; it opens nothing (the pool is cfg's).
@@ -81,6 +88,7 @@ func New(cfg Config) (*Console, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.started = c.now()
 	c.auth = newAdminAuth(cfg.Token, cfg.Addr, cfg.Hosts, c.now)
 	c.auth.proxies = cfg.TrustedProxies
 	if _, err := rand.Read(c.auth.key); err != nil {

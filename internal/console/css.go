@@ -74,7 +74,8 @@ kbd { font:inherit; font-size:.8em; border:1px solid var(--line); border-bottom-
 footer { color:var(--mute); padding:.5rem 1.25rem 1.5rem; font-size:.85em; }
 .verdict { display:flex; align-items:center; gap:1rem; padding:1rem 1.25rem; border-radius:10px; color:#fff; }
 .verdict.ok { background:var(--ok); } .verdict.bad { background:var(--bad); }
-@media (prefers-color-scheme: dark) { .verdict.ok { background:#196c2e; } .verdict.bad { background:#b62324; } }
+.verdict.warn { background:#9a6700; } .verdict.nodata { background:#59636e; }
+@media (prefers-color-scheme: dark) { .verdict.ok { background:#196c2e; } .verdict.bad { background:#b62324; } .verdict.warn { background:#845306; } .verdict.nodata { background:#3d444d; } }
 .verdict h1 { margin:0; font-size:1.5rem; color:#fff; }
 .verdict p { margin:0; opacity:.92; }
 .kpis { display:grid; grid-template-columns:repeat(auto-fit, minmax(9rem, 1fr)); gap:.75rem; }

@@ -17,7 +17,10 @@ var remedies = pginbox.CheckRemedies()
 type homePage struct {
 	pageData
 	*statusPage
-	Breached  []checkStatus
+	Breached []checkStatus
+	// RetryLine says how many events are failing and when the next retry
+	// is; empty when none is.
+	RetryLine string
 	ByFamily  []familyChecks
 	Charts    []chartPair
 	CanReplay bool
@@ -46,6 +49,9 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	d := homePage{pageData: c.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: c.auth.token != "", Remedy: remedies}
 	d.pageData.Paused = st.PausedList
+	if st.Retrying > 0 {
+		d.RetryLine = retryText(st.Retrying, st.NextRetryAt, c.now())
+	}
 	d.PausedBy = map[string]*pausedProvider{}
 	d.ProviderNames = c.providerNames()
 	for i, p := range st.PausedList {
@@ -79,10 +85,15 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) {
 	c.render(w, "home", d)
 }
 
-// verdictTitle is the overview's title: healthy, or how many checks breach.
+// verdictTitle is the overview's title: what the verdict says.
 func verdictTitle(st *statusPage) string {
-	if st.Breaches > 0 {
+	switch st.Verdict {
+	case verdictBreach:
 		return fmt.Sprintf("✗ %d breached", st.Breaches)
+	case verdictNoData:
+		return "… no data yet"
+	case verdictAttention:
+		return fmt.Sprintf("! %d failing", st.Retrying)
 	}
 	return "✓ healthy"
 }

@@ -33,8 +33,11 @@ type eventDetail struct {
 	OutOfOrder   bool    `json:"out_of_order"`
 	SequenceHead *int64  `json:"sequence_head_id"`
 	PrettyJSON   string  `json:"-"`
-	CanReplay    bool    `json:"-"`
-	ReplayBlock  string  `json:"-"`
+	// NextRun is the page's word on when a pending event runs: "next run
+	// in 3s", or who it waits for once it is due.
+	NextRun     string `json:"-"`
+	CanReplay   bool   `json:"-"`
+	ReplayBlock string `json:"-"`
 }
 
 // eventError is a row of webhooks.event_errors: one failed attempt.
@@ -108,6 +111,9 @@ func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, erro
 		return nil, fmt.Errorf("event %d replays: %w", id, err)
 	}
 	d.Timeline = buildTimeline(d)
+	if d.Status == "pending" {
+		d.NextRun = c.nextRun(d)
+	}
 	return d, nil
 }
 
@@ -151,4 +157,21 @@ func (c *Console) sequenceHead(ctx context.Context, provider, key string) (*int6
 		return nil, err
 	}
 	return &id, nil
+}
+
+// nextRun says when a pending event runs: "next run in 3s" while its
+// backoff lasts; once it is due, who it waits for. An event never claimed on
+// a runner without a handler (PGINBOX_HANDLER=none) waits for a worker that
+// may not exist: the page says so instead of "next run 10.8s ago".
+func (c *Console) nextRun(d *eventDetail) string {
+	due := c.now().Sub(d.RunAfter)
+	switch {
+	case due < 0:
+		return "next run in " + fmtDuration(-due)
+	case c.cfg.NoHandler && d.ClaimedAt == nil:
+		return "waiting for a worker: PGINBOX_HANDLER=none"
+	case d.Paused:
+		return "due, provider paused"
+	}
+	return "due " + fmtDuration(due) + " ago, waiting for a worker"
 }

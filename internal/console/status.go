@@ -16,7 +16,13 @@ import (
 // statusPage is the JSON of GET /api/status and the data of the status page.
 // A section whose query fails is left empty and named in Errors.
 type statusPage struct {
-	Time          time.Time        `json:"time"`
+	Time time.Time `json:"time"`
+	// Verdict is breach, no_data, attention or ok (see verdictOf).
+	Verdict string `json:"verdict"`
+	// Retrying counts the events that failed at least once and wait for
+	// their next attempt; NextRetryAt is the earliest of those attempts.
+	Retrying      int64            `json:"retrying"`
+	NextRetryAt   *time.Time       `json:"next_retry_at"`
 	Queue         map[string]int64 `json:"queue"`
 	OldestPending float64          `json:"oldest_pending_seconds"`
 	Checks        []checkStatus    `json:"checks"`
@@ -225,6 +231,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 			st.Breaches++
 		}
 	}
+	section("retrying", c.readRetrying(ctx, st))
 	section("traffic", collect(ctx, c, &st.Traffic, `
 		SELECT bucket, sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint, max(wait_p50_s)::float8, max(wait_p99_s)::float8
 		FROM webhooks.traffic_5m WHERE bucket >= now() - interval '1 hour'
@@ -285,6 +292,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 	} else if err != pgx.ErrNoRows {
 		section("last_reconcile", err)
 	}
+	st.Verdict = verdictOf(st, c.started)
 	return st, nil
 }
 

@@ -35,8 +35,15 @@ type FieldError struct {
 	Msg string
 }
 
-// Error returns "config: <Field> <what is wrong>".
-func (e *FieldError) Error() string { return "config: " + e.Setting.Field + " " + e.Msg }
+// Error returns "config: <Field> <what is wrong> (<variable>)": the field
+// a Go program set, then the variable that sets it from the environment.
+func (e *FieldError) Error() string {
+	msg := "config: " + e.Setting.Field + " " + e.Msg
+	if e.Setting.Env != "" {
+		msg += " (" + e.Setting.Env + ")"
+	}
+	return msg
+}
 
 // Apply copies the values set in v to the fields of config (a pointer to a
 // runner.Config) that their rows name.

@@ -18,7 +18,14 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := cli.Run(ctx, cli.App{Stdout: os.Stdout, Stderr: os.Stderr}, os.Args[1:])
+	code := cli.Run(ctx, cli.App{Stdout: os.Stdout, Stderr: os.Stderr, StderrTerminal: isTerminal(os.Stderr)}, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// isTerminal reports whether f is a character device (a terminal, not a
+// file or a pipe).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
