@@ -3522,7 +3522,8 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE (e.status = 'pending'::text)
         UNION ALL
@@ -3533,7 +3534,8 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE (e.status = 'processing'::text)
         UNION ALL
@@ -3544,14 +3546,15 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE ((e.status = 'dead'::text) AND (e.updated_at >= (now() - '24:00:00'::interval)))
         )
  SELECT q.provider,
     count(*) FILTER (WHERE (q.status = 'pending'::text)) AS pending,
     count(*) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts >= q.max_attempts))) AS exhausted,
-    min(q.run_after) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts < q.max_attempts))) AS oldest_run_after,
+    min(q.run_after) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts < q.max_attempts) AND (NOT q.order_held))) AS oldest_run_after,
     min(q.received_at) FILTER (WHERE (q.status = 'pending'::text)) AS oldest_pending_received_at,
     count(*) FILTER (WHERE (q.status = 'processing'::text)) AS processing,
     min(q.locked_until) FILTER (WHERE (q.status = 'processing'::text)) AS oldest_locked_until,
@@ -3561,7 +3564,7 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
   GROUP BY q.provider
   WITH NO DATA;
 
-COMMENT ON MATERIALIZED VIEW webhooks.queue_health IS 'Per provider: pending (and exhausted: pending with no attempts left), oldest claimable run_after, oldest pending receipt, processing and the earliest lease expiry, events dead in the last 24 h.';
+COMMENT ON MATERIALIZED VIEW webhooks.queue_health IS 'Per provider: pending (and exhausted: pending with no attempts left), oldest claimable run_after (not held by ordering), oldest pending receipt, processing and the earliest lease expiry, events dead in the last 24 h.';
 
 CREATE TABLE webhooks.reconcile_runs (
     id bigint NOT NULL,
