@@ -583,12 +583,18 @@ CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
+    -- A processed event waits for nothing; the probe below relies on it.
+    NEW.order_held := false;
+    IF NEW.out_of_order THEN
+        RETURN NEW;
+    END IF;
     NEW.out_of_order := EXISTS (
         SELECT FROM webhooks.events AS e
         WHERE e.provider = NEW.provider
           AND e.order_key = NEW.order_key
           AND e.order_key IS NOT NULL
           AND (e.status = 'processed') = true
+          AND NOT e.order_held
           AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
             > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id));
     RETURN NEW;
@@ -607,6 +613,7 @@ DECLARE
     v_busy        boolean;
     v_ready       bigint[];
     v_mine        bigint[];
+    v_id          bigint;
     v_head_id     bigint;
     v_head_status text;
     v_target      bigint;
@@ -625,49 +632,72 @@ BEGIN
         SET order_held = false
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
-          AND e.status = 'pending'
-          AND e.order_held;
+          AND e.order_key IS NOT NULL
+          AND (e.status = 'processed') = false
+          AND e.order_held
+          AND e.status IS NOT DISTINCT FROM 'pending';
         RETURN;
     END IF;
 
-    -- Every lookup below reads events_order_idx: (provider, order_key,
-    -- status = 'processed' is false) is the unfinished part of the sequence.
-    v_busy := EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = _order_settle.provider
-          AND e.order_key = _order_settle.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
-          AND e.status = 'processing');
-
-    v_ready := ARRAY(
-        SELECT e.id FROM webhooks.events AS e
-        WHERE e.provider = _order_settle.provider
-          AND e.order_key = _order_settle.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
-          AND e.status = 'pending'
-          AND NOT e.order_held);
-    IF pg_catalog.cardinality(v_ready) > 0 THEN
-        v_mine := ARRAY(
-            SELECT e.id FROM webhooks.events AS e
-            WHERE e.id = ANY (v_ready)
-              AND e.status = 'pending'
-              AND NOT e.order_held
-            FOR UPDATE SKIP LOCKED);
-        IF pg_catalog.cardinality(v_mine) < pg_catalog.cardinality(v_ready) THEN
-            v_busy := true;
-        END IF;
-    END IF;
-
-    SELECT e.id, e.status INTO v_head_id, v_head_status
+    -- Both look-ups read events_order_idx. First the unfinished events of
+    -- the sequence that are not held: in flight (processing), runnable
+    -- (pending) or dead; a handful, however long the sequence.
+    SELECT coalesce(bool_or(e.status = 'processing'), false),
+           coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
+    INTO v_busy, v_ready
     FROM webhooks.events AS e
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
       AND (e.status = 'processed') = false
-      AND (e.status <> 'dead' OR v_dead_blocks)
-    ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+      AND NOT e.order_held;
+    -- Lock them one by one through the primary key (never a scan, even
+    -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
+    -- NOT NULL, so it means "=") keeps the planner off the claim index,
+    -- whose predicate "status = 'pending' AND NOT order_held" would prove.
+    -- One that cannot be locked is in flight under a row-lock lease.
+    v_mine := '{}';
+    FOREACH v_id IN ARRAY v_ready LOOP
+        PERFORM FROM webhooks.events AS e
+        WHERE e.id = v_id
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held IS NOT DISTINCT FROM false
+        FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            v_mine := v_mine || v_id;
+        ELSE
+            v_busy := true;
+        END IF;
+    END LOOP;
+
+    -- The head: the first of the not-held ones (dead ones only while
+    -- dead_blocks) and the first held one, whichever sorts first.
+    SELECT h.id, h.status INTO v_head_id, v_head_status
+    FROM (
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND NOT e.order_held
+           AND (e.status <> 'dead' OR v_dead_blocks)
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+        UNION ALL
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND e.order_held
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+    ) AS h
+    ORDER BY h.n, h.t, h.received_at, h.id
     LIMIT 1;
 
     IF NOT v_busy AND v_head_status = 'pending' THEN
@@ -685,7 +715,7 @@ BEGIN
         SET order_held = false
         WHERE e.id = v_target
           AND e.order_key = _order_settle.order_key
-          AND e.status = 'pending'
+          AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held;
     END IF;
 END;
@@ -3709,7 +3739,7 @@ CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHE
 
 CREATE INDEX events_order_failing_idx ON webhooks.events USING btree (provider, order_key) WHERE ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text])));
 
-CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
+CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
 
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
 
@@ -3745,7 +3775,7 @@ CREATE INDEX tombstones_provider_seq_idx ON webhooks.tombstones USING btree (pro
 
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider, bucket);
 
-CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text) AND (NOT new.out_of_order))) EXECUTE FUNCTION webhooks._order_mark_late();
+CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
 
 CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
 
