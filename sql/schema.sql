@@ -514,7 +514,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause(), and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
+COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 
 CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1435,7 +1435,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause(): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
+COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause() and events held behind an earlier event of their sequence (set_ordering()): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
 
 CREATE FUNCTION webhooks.clear_ordering(provider text) RETURNS void
     LANGUAGE plpgsql
