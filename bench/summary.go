@@ -480,13 +480,13 @@ func firstWords(s string, n int) string {
 func (r *results) orderingTargets() []target {
 	o := r.Ordering
 	var ts []target
-	for i, shape := range [][2]int{{200, 25}, {10_000, 5}} {
+	for _, shape := range [][2]int{{200, 25}, {10_000, 5}} {
 		worst, measured, ok := 0.0, false, true
 		label := fmt.Sprintf("%s keys × %d", num(float64(shape[0])), shape[1])
 		if o != nil {
 			for _, p := range o.Points {
-				// The quick run has fewer keys in its second shape.
-				if (i == 0 && p.Keys == 200 && p.PerKey == 25) || (i == 1 && p.Keys > 200) {
+				// The quick run has fewer keys in both shapes.
+				if p.PerKey == shape[1] {
 					if p.Ratio > 0 && (!measured || p.Ratio < worst) {
 						worst = p.Ratio
 					}

@@ -296,9 +296,9 @@ var anomalies = []anomaly{
 	{check: "sequence_blocked_seconds", seed: func(t *testing.T, p *pgxpool.Pool) {
 		// The head of customer cus_1 failed an hour ago and is retried in
 		// place; the customer's next event waits behind it.
-		execSQL(t, p, `SELECT webhooks.set_ordering('acme', '$.customer')`)
-		ingest(t, p, "acme", "first", "customer.updated", `{"customer": "cus_1"}`)
-		ingest(t, p, "acme", "second", "customer.updated", `{"customer": "cus_1"}`)
+		execSQL(t, p, `SELECT webhooks.set_ordering('acme', '$.customer', '$.n')`)
+		ingest(t, p, "acme", "first", "customer.updated", `{"customer": "cus_1", "n": 1}`)
+		ingest(t, p, "acme", "second", "customer.updated", `{"customer": "cus_1", "n": 2}`)
 		head := queryInt(t, p, `SELECT id FROM webhooks.events WHERE external_id = 'first'`)
 		c := claim(t, p, "w", 10, "1 minute")
 		if len(c) != 1 || c[0].ID != head {
@@ -308,6 +308,11 @@ var anomalies = []anomaly{
 			t.Fatal("the head is not pending again")
 		}
 		execSQL(t, p, `UPDATE webhooks.event_errors SET at = now() - interval '1 hour'`)
+		// The held event has waited as long: it is not claimable, so the
+		// queue's latency checks (oldest_pending_seconds,
+		// last_completion_seconds) must not count it.
+		execSQL(t, p, `UPDATE webhooks.events SET received_at = now() - interval '1 hour', run_after = now() - interval '1 hour'
+			WHERE external_id = 'second'`)
 	}},
 }
 

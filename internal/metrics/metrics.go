@@ -167,7 +167,8 @@ type Queue struct {
 }
 
 // ReadQueue counts pending, processing and dead events (each through its
-// partial index) and the age of the oldest claimable one.
+// partial index) and the age of the oldest claimable one (not held by
+// ordering).
 func ReadQueue(ctx context.Context, pool *pgxpool.Pool) (Queue, error) {
 	return readQueue(ctx, pool)
 }
@@ -178,7 +179,10 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// readQueue is ReadQueue on a pool or one connection.
+// readQueue is ReadQueue on a pool or one connection. An event held behind
+// an earlier event of its sequence (order_held) is not claimable; spelled
+// out, the test also lets the oldest claimable one come from the claim
+// index, whose predicate it is.
 func readQueue(ctx context.Context, db querier) (Queue, error) {
 	var q Queue
 	err := db.QueryRow(ctx, `
@@ -186,7 +190,7 @@ func readQueue(ctx context.Context, db querier) (Queue, error) {
 		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
 		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
 		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
-		                 WHERE status = 'pending' AND run_after <= now()), 0)::float8`).Scan(&q.Pending, &q.Processing, &q.Dead, &q.OldestPending)
+		                 WHERE status = 'pending' AND NOT order_held AND run_after <= now()), 0)::float8`).Scan(&q.Pending, &q.Processing, &q.Dead, &q.OldestPending)
 	return q, err
 }
 

@@ -64,5 +64,5 @@ CREATE TRIGGER events_order_sync_delete
 CREATE TRIGGER events_order_late
     BEFORE UPDATE OF status ON webhooks.events
     FOR EACH ROW
-    WHEN (NEW.order_key IS NOT NULL AND NEW.status = 'processed' AND OLD.status <> 'processed' AND NOT NEW.out_of_order)
+    WHEN (NEW.order_key IS NOT NULL AND NEW.status = 'processed' AND OLD.status <> 'processed')
     EXECUTE FUNCTION webhooks._order_mark_late();

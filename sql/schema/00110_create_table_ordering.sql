@@ -79,15 +79,19 @@ CREATE INDEX IF NOT EXISTS events_claimable_ready_idx ON webhooks.events (run_af
 DROP INDEX IF EXISTS webhooks.events_claimable_idx;
 ALTER INDEX webhooks.events_claimable_ready_idx RENAME TO events_claimable_idx;
 
--- Sequences, in order: the head of a sequence is the first entry of
--- (provider, order_key, false) (its unfinished events), and "was a later
--- event already processed" is one probe into (provider, order_key, true).
--- The order value's two columns are read through coalesce() so that every
--- entry compares with every other (numbers first, then text, then events
--- without an order value); queries spell these expressions out exactly.
--- Partial: unordered events (every provider without ordering) never touch it.
+-- Sequences, in order. (provider, order_key, false, false) holds the
+-- unfinished events of a sequence that are not held: the one in flight, the
+-- runnable head, dead ones (a handful); (provider, order_key, false, true)
+-- the held ones, in order; so the head of a sequence is the first entry of
+-- one of the two, and whether one is in flight is read from the first,
+-- however long the sequence. "Was a later event already processed" is one
+-- probe into (provider, order_key, true, false). The order value's two
+-- columns are read through coalesce() so that every entry compares with
+-- every other (numbers first, then text, then events without an order
+-- value); queries spell these expressions out exactly. Partial: unordered
+-- events (every provider without ordering) never touch it.
 CREATE INDEX IF NOT EXISTS events_order_idx ON webhooks.events (
-    provider, order_key, (status = 'processed'),
+    provider, order_key, (status = 'processed'), order_held,
     (coalesce(order_num, 'NaN'::numeric)), (coalesce(order_text, '') COLLATE "C"), received_at, id)
     WHERE order_key IS NOT NULL;
 

@@ -33,6 +33,7 @@ DECLARE
     v_busy        boolean;
     v_ready       bigint[];
     v_mine        bigint[];
+    v_id          bigint;
     v_head_id     bigint;
     v_head_status text;
     v_target      bigint;
@@ -51,49 +52,72 @@ BEGIN
         SET order_held = false
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
-          AND e.status = 'pending'
-          AND e.order_held;
+          AND e.order_key IS NOT NULL
+          AND (e.status = 'processed') = false
+          AND e.order_held
+          AND e.status IS NOT DISTINCT FROM 'pending';
         RETURN;
     END IF;
 
-    -- Every lookup below reads events_order_idx: (provider, order_key,
-    -- status = 'processed' is false) is the unfinished part of the sequence.
-    v_busy := EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = _order_settle.provider
-          AND e.order_key = _order_settle.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
-          AND e.status = 'processing');
-
-    v_ready := ARRAY(
-        SELECT e.id FROM webhooks.events AS e
-        WHERE e.provider = _order_settle.provider
-          AND e.order_key = _order_settle.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
-          AND e.status = 'pending'
-          AND NOT e.order_held);
-    IF pg_catalog.cardinality(v_ready) > 0 THEN
-        v_mine := ARRAY(
-            SELECT e.id FROM webhooks.events AS e
-            WHERE e.id = ANY (v_ready)
-              AND e.status = 'pending'
-              AND NOT e.order_held
-            FOR UPDATE SKIP LOCKED);
-        IF pg_catalog.cardinality(v_mine) < pg_catalog.cardinality(v_ready) THEN
-            v_busy := true;
-        END IF;
-    END IF;
-
-    SELECT e.id, e.status INTO v_head_id, v_head_status
+    -- Both look-ups read events_order_idx. First the unfinished events of
+    -- the sequence that are not held: in flight (processing), runnable
+    -- (pending) or dead; a handful, however long the sequence.
+    SELECT coalesce(bool_or(e.status = 'processing'), false),
+           coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
+    INTO v_busy, v_ready
     FROM webhooks.events AS e
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
       AND (e.status = 'processed') = false
-      AND (e.status <> 'dead' OR v_dead_blocks)
-    ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+      AND NOT e.order_held;
+    -- Lock them one by one through the primary key (never a scan, even
+    -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
+    -- NOT NULL, so it means "=") keeps the planner off the claim index,
+    -- whose predicate "status = 'pending' AND NOT order_held" would prove.
+    -- One that cannot be locked is in flight under a row-lock lease.
+    v_mine := '{}';
+    FOREACH v_id IN ARRAY v_ready LOOP
+        PERFORM FROM webhooks.events AS e
+        WHERE e.id = v_id
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held IS NOT DISTINCT FROM false
+        FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            v_mine := v_mine || v_id;
+        ELSE
+            v_busy := true;
+        END IF;
+    END LOOP;
+
+    -- The head: the first of the not-held ones (dead ones only while
+    -- dead_blocks) and the first held one, whichever sorts first.
+    SELECT h.id, h.status INTO v_head_id, v_head_status
+    FROM (
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND NOT e.order_held
+           AND (e.status <> 'dead' OR v_dead_blocks)
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+        UNION ALL
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND e.order_held
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+    ) AS h
+    ORDER BY h.n, h.t, h.received_at, h.id
     LIMIT 1;
 
     IF NOT v_busy AND v_head_status = 'pending' THEN
@@ -111,7 +135,7 @@ BEGIN
         SET order_held = false
         WHERE e.id = v_target
           AND e.order_key = _order_settle.order_key
-          AND e.status = 'pending'
+          AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held;
     END IF;
 END;

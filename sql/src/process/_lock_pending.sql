@@ -8,7 +8,9 @@
 -- condition sits inside the locking SELECT and the ids are MATERIALIZED, as
 -- in claim(); providers paused with pause() are skipped the same way (read
 -- into an array first, so the pick keeps its ordered scan of the claim
--- index). The row is built column by column, in webhooks.events' order: a
+-- index), and so are events held behind an earlier event of their sequence
+-- (order_held; set_ordering()): the row lock on the head of a sequence is
+-- what keeps the rest of it waiting until this transaction ends. The row is built column by column, in webhooks.events' order: a
 -- column added to the table must be added here too (the function then fails
 -- with "structure of query does not match function result type" until it
 -- is, which every processing test shows).
@@ -62,7 +64,7 @@ $$;
 
 COMMENT ON FUNCTION webhooks._lock_pending(text, integer) IS
   'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP '
-  'LOCKED in the calling transaction, skipping providers paused with pause(), and returns them as claim() would (status processing, locked_by = '
+  'LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = '
   'worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the '
   'transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 REVOKE EXECUTE ON FUNCTION webhooks._lock_pending(text, integer) FROM PUBLIC;

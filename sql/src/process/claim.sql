@@ -71,7 +71,8 @@ $$;
 
 COMMENT ON FUNCTION webhooks.claim(text, integer, interval) IS
   'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with '
-  'FOR UPDATE SKIP LOCKED, skipping providers paused with pause(): marks them processing, locked_by = worker, locked_until = now() + lease, '
+  'FOR UPDATE SKIP LOCKED, skipping providers paused with pause() and events held behind an earlier event of their '
+  'sequence (set_ordering()): marks them processing, locked_by = worker, locked_until = now() + lease, '
   'attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to '
   'complete(), fail() or heartbeat().';
 REVOKE EXECUTE ON FUNCTION webhooks.claim(text, integer, interval) FROM PUBLIC;
