@@ -424,6 +424,7 @@ CASE
     ELSE NULL::bigint
 END) STORED,
     body_sha256 bytea,
+    trace_parent text,
     CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
     CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
     CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
@@ -454,6 +455,8 @@ COMMENT ON COLUMN webhooks.events.attempts IS 'How many times the event was clai
 COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
 
 COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
+
+COMMENT ON COLUMN webhooks.events.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off.';
 
 CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1363,7 +1366,7 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
@@ -1485,16 +1488,22 @@ $$;
 
 COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
 
-CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 #variable_conflict use_column
 DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
+    v_trace    text;
 BEGIN
+    IF ingest_webhook.trace_parent IS NOT NULL
+       AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
+        v_trace := ingest_webhook.trace_parent;
+    END IF;
+
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
     IF ingest_webhook.provider IS NULL OR octet_length(ingest_webhook.provider) > 64
@@ -1545,9 +1554,9 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256)
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256, v_trace)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
@@ -1619,8 +1628,8 @@ BEGIN
 
         -- 2. A new key, or a pending event with another payload: the one
         --    atomic upsert decides, exactly as before the look existed.
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source)
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, trace_parent)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source, v_trace)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
@@ -1661,9 +1670,9 @@ BEGIN
         ingest_webhook.provider, ingest_webhook.external_id
         USING ERRCODE = 'serialization_failure';
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -3163,6 +3172,9 @@ ALTER TABLE ONLY webhooks.events
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id);
 
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_trace_parent_check CHECK (((trace_parent IS NULL) OR (octet_length(trace_parent) <= 128))) NOT VALID;
+
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
 
@@ -3312,7 +3324,7 @@ REVOKE ALL ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt 
 
 REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
 

@@ -34,7 +34,7 @@ func TestIngestRaisesSynchronousCommit(t *testing.T) {
 			defer tx.Rollback(ctx)
 			var id int64
 			var outcome, inTx, after string
-			if err := tx.QueryRow(ctx, ingestSQL, "p", fmt.Sprintf("e%d", i), "t", "{}", nil).Scan(&id, &outcome); err != nil {
+			if err := tx.QueryRow(ctx, ingestSQL, "p", fmt.Sprintf("e%d", i), "t", "{}", nil, nil).Scan(&id, &outcome); err != nil {
 				t.Fatal(err)
 			}
 			if err := tx.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&inTx); err != nil {

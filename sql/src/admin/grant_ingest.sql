@@ -16,7 +16,7 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
