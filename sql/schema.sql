@@ -425,6 +425,7 @@ CASE
 END) STORED,
     body_sha256 bytea,
     trace_parent text,
+    trace_link text,
     CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
     CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
     CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
@@ -456,7 +457,9 @@ COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a c
 
 COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
 
-COMMENT ON COLUMN webhooks.events.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off.';
+COMMENT ON COLUMN webhooks.events.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off and after a replay.';
+
+COMMENT ON COLUMN webhooks.events.trace_link IS 'The delivery''s W3C traceparent once a replay moved it out of trace_parent: the runs after a replay start a trace of their own that links to it.';
 
 CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
@@ -493,7 +496,8 @@ BEGIN
            e.attempts + 1,                  -- attempts
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
-           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.trace_parent, e.trace_link
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
@@ -2317,7 +2321,10 @@ BEGIN
             attempts     = 0,
             run_after    = now(),
             last_error   = NULL,
-            updated_at   = now()
+            updated_at   = now(),
+            -- A replay's runs start a trace of their own, linked to the delivery's.
+            trace_link   = coalesce(e.trace_parent, e.trace_link),
+            trace_parent = NULL
         FROM picked AS p
         WHERE e.id = p.id
         RETURNING e.id
@@ -2377,7 +2384,10 @@ BEGIN
         attempts     = 0,
         run_after    = now(),
         last_error   = NULL,
-        updated_at   = now()
+        updated_at   = now(),
+        -- A replay's runs start a trace of their own, linked to the delivery's.
+        trace_link   = coalesce(e.trace_parent, e.trace_link),
+        trace_parent = NULL
     WHERE e.id = replay.event_id;
 END;
 $$;
@@ -3171,6 +3181,9 @@ ALTER TABLE ONLY webhooks.events
 
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id);
+
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_trace_link_check CHECK (((trace_link IS NULL) OR (octet_length(trace_link) <= 128))) NOT VALID;
 
 ALTER TABLE webhooks.events
     ADD CONSTRAINT events_trace_parent_check CHECK (((trace_parent IS NULL) OR (octet_length(trace_parent) <= 128))) NOT VALID;

@@ -97,10 +97,10 @@ func waitSpan(t *testing.T, rc *otlpReceiver, name, key, value string) otlpSpan 
 func TestTracesJoinDeliveryAndProcessing(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name, protocol, leaseMode string
+		name, protocol, leaseMode, spanMode string
 	}{
-		{"http-rowlock", "http/protobuf", ""},
-		{"grpc-twophase", "grpc", "two-phase"},
+		{"http-rowlock", "http/protobuf", "", "row-lock-sql"},
+		{"grpc-twophase", "grpc", "two-phase", "two-phase-batch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -156,8 +156,10 @@ func TestTracesJoinDeliveryAndProcessing(t *testing.T) {
 				t.Fatalf("process span in trace %s under %s, want trace %s under the server span %s",
 					run.TraceID, run.ParentSpanID, server.TraceID, server.SpanID)
 			}
-			if run.Attrs["pginbox.attempt"] != "1" || run.Error {
-				t.Errorf("process span: attempt %q error %v", run.Attrs["pginbox.attempt"], run.Error)
+			if run.Attrs["pginbox.attempt"] != "1" || run.Error || run.Attrs["pginbox.lease_mode"] != tc.spanMode ||
+				run.Kind != tracepb.Span_SPAN_KIND_CONSUMER {
+				t.Errorf("process span: attempt %q error %v lease mode %q (want %s) kind %v",
+					run.Attrs["pginbox.attempt"], run.Error, run.Attrs["pginbox.lease_mode"], tc.spanMode, run.Kind)
 			}
 
 			badServer := waitSpan(t, rc, "POST /webhooks/{provider}", "pginbox.event_id", fmt.Sprint(badID))

@@ -147,7 +147,7 @@ func (w rowLockGo) runLockedBatch(ctx context.Context, tx pgx.Tx, batch []*pginb
 			_ = sp.Rollback(context.Background())
 			return 0, err
 		}
-		rctx, span := w.startRun(ctx, ev, ev.Attempt+1, modeRowLockGo)
+		rctx, span := w.startRun(ctx, ev, ev.Attempt, modeRowLockGo)
 		err := w.safeHandle(rctx, sp, ev)
 		tracing.EndProcess(span, err, time.Time{})
 		if err != nil {
@@ -178,7 +178,7 @@ func (w rowLockGo) runLockedOne(ctx context.Context, tx pgx.Tx, ev *pginboxtype.
 	if err != nil {
 		return "", fmt.Errorf("savepoint: %w", err)
 	}
-	ctx, span := w.startRun(ctx, ev, ev.Attempt+1, modeRowLockGo)
+	ctx, span := w.startRun(ctx, ev, ev.Attempt, modeRowLockGo)
 	herr := w.safeHandle(ctx, sp, ev)
 	defer func() { tracing.EndProcess(span, herr, time.Time{}) }()
 	if herr == nil {

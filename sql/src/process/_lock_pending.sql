@@ -50,7 +50,8 @@ BEGIN
            e.attempts + 1,                  -- attempts
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
-           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.trace_parent, e.trace_link
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
