@@ -88,6 +88,10 @@ type config struct {
 	// backfillEvents is the size of the fake Stripe account of the
 	// event-log drill, 1% of it never delivered as webhooks.
 	backfillEvents int
+
+	// traceN deliveries per tracing configuration, over traceConns
+	// connections (scenario "traces").
+	traceN, traceConns int
 }
 
 func fullConfig() config {
@@ -103,6 +107,7 @@ func fullConfig() config {
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 		backfillEvents: 100_000,
+		traceN:         20_000, traceConns: 32,
 	}
 }
 
@@ -117,10 +122,11 @@ func quickConfig() config {
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
 	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
 	c.backfillEvents = 2_000
+	c.traceN, c.traceConns = 1_500, 16
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler"}
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler", "traces"}
 
 func main() {
 	os.Exit(run())
@@ -276,6 +282,10 @@ func run() int {
 		res.Audits = append(res.Audits, a...)
 		return err
 	})
+	step("traces", func() (err error) {
+		res.Traces, err = runTraces(ctx, env, cfg, log)
+		return err
+	})
 	if ctx.Err() != nil {
 		res.Errors = append(res.Errors, "interrupted or out of time: "+ctx.Err().Error())
 	}
@@ -331,7 +341,7 @@ func rerenderReport(path, out, report string) int {
 	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
 		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
 		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth,
-		Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
+		Pooler: sc.Pooler, Traces: sc.Traces, Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
 	if report == "" {
 		report = "bench/REPORT.md"
 		if res.Quick {

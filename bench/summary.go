@@ -31,6 +31,7 @@ type results struct {
 	Growth    *growthResult
 	Backfill  *backfillResult `json:"backfill,omitempty"`
 	Pooler    *poolerResult
+	Traces    *tracesResult
 	Audits    []audit
 	Errors    []string
 	Durations []phase
@@ -109,6 +110,8 @@ type scenarios struct {
 	Growth   *growthResult   `json:"growth,omitempty"`
 	Notify   *notifyResult   `json:"notify_cost,omitempty"`
 	Pooler   *poolerResult   `json:"pooler,omitempty"`
+	// Traces is the OpenTelemetry tracing overhead (off, 100%, 1%).
+	Traces *tracesResult `json:"tracing_overhead,omitempty"`
 }
 
 // ceilingAudit marks audits of the bench's own yardsticks (the plain
@@ -134,7 +137,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler, Traces: r.Traces}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false
