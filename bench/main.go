@@ -195,7 +195,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if slices.Contains(want, "http") || slices.Contains(want, "latency") || slices.Contains(want, "pooler") || *soak > 0 {
+	if slices.Contains(want, "http") || slices.Contains(want, "latency") || slices.Contains(want, "pooler") || slices.Contains(want, "traces") || *soak > 0 {
 		if cfg.bin, err = buildRunner(ctx, *bin, tmp); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 1
