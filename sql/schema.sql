@@ -309,7 +309,7 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
-CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -392,11 +392,12 @@ BEGIN
     RETURN QUERY
     SELECT i.event_id, i.outcome
     FROM webhooks.ingest_webhook(_ingest_signed_at.provider, v_found.external_id, v_found.event_type,
-                                 v_found.payload, 'webhook', false, v_digest) AS i;
+                                 v_found.payload, 'webhook', false, v_digest,
+                                 _ingest_signed_at.trace_parent) AS i;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed. trace_parent (default NULL) is passed on to ingest_webhook.';
 
 CREATE TABLE webhooks.events (
     id bigint NOT NULL,
@@ -1384,7 +1385,7 @@ CREATE FUNCTION webhooks.grant_ingest_signed(role text) RETURNS void
 BEGIN
     PERFORM webhooks._require_role(grant_ingest_signed.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest_signed.role);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %I',
+    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) TO %I',
                    grant_ingest_signed.role);
 END;
 $$;
@@ -1481,16 +1482,16 @@ $$;
 
 COMMENT ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) IS 'Extends the lease of a claimed event to now() + extend, fenced on (event_id, worker, attempt). Returns false when the lease was lost: stop working on the event.';
 
-CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     SELECT i.event_id, i.outcome
     FROM webhooks._ingest_signed_at(ingest_signed.provider, ingest_signed.headers, ingest_signed.body,
-                                    pg_catalog.now()) AS i
+                                    pg_catalog.now(), ingest_signed.trace_parent) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3279,7 +3280,7 @@ REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
 
@@ -3335,7 +3336,7 @@ REVOKE ALL ON FUNCTION webhooks.grant_worker(role text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) FROM PUBLIC;
 

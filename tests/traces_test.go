@@ -225,3 +225,50 @@ func TestTracesOffExportNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestStoresTraceParent: ingest_webhook(trace_parent => ...) and
+// ingest_signed(..., trace_parent) store a well-formed W3C traceparent with
+// a new event; a malformed one is stored as NULL (never refused); a
+// redelivery keeps the first; a replay moves it to trace_link.
+func TestIngestStoresTraceParent(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 2)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const other = "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01"
+	stored := func(key string) (parent, link *string) {
+		t.Helper()
+		if err := pool.QueryRow(t.Context(), `SELECT trace_parent, trace_link FROM webhooks.events WHERE external_id = $1`, key).Scan(&parent, &link); err != nil {
+			t.Fatal(err)
+		}
+		return parent, link
+	}
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', 'good', 't', '{}', trace_parent => $1)`, tp)
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', 'bad', 't', '{}', trace_parent => 'not a traceparent')`)
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', 'none', 't', '{}')`)
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', 'good', 't', '{"v": 2}', trace_parent => $1)`, other)
+	if p, _ := stored("good"); p == nil || *p != tp {
+		t.Errorf("good: trace_parent %v, want %s (kept across a redelivery)", p, tp)
+	}
+	for _, key := range []string{"bad", "none"} {
+		if p, _ := stored(key); p != nil {
+			t.Errorf("%s: trace_parent %q, want NULL", key, *p)
+		}
+	}
+
+	execSQL(t, pool, `SELECT webhooks.set_provider('sume', 'sume', ARRAY['sekret'])`)
+	body := `{"job_id": "signed_traced", "event": "job.completed"}`
+	h := signSume("sekret", body, time.Now())
+	headers := map[string]string{}
+	for k := range h {
+		headers[k] = h.Get(k)
+	}
+	execSQL(t, pool, `SELECT webhooks.ingest_signed('sume', $1::jsonb, convert_to($2, 'UTF8'), $3)`, headers, body, tp)
+	if p, _ := stored("signed_traced"); p == nil || *p != tp {
+		t.Errorf("ingest_signed: trace_parent %v, want %s", p, tp)
+	}
+
+	execSQL(t, pool, `SELECT webhooks.replay(id, 'traces test') FROM webhooks.events WHERE external_id = 'good'`)
+	if p, l := stored("good"); p != nil || l == nil || *l != tp {
+		t.Errorf("after a replay: trace_parent %v, trace_link %v; want NULL and %s", p, l, tp)
+	}
+}
