@@ -380,7 +380,8 @@ func (s *Server) Run(ctx context.Context) error {
 		adminAt = adminLn.Addr().String()
 	}
 	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt, "providers", len(s.cfg.Providers),
-		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "")
+		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "",
+		"traces", s.tracing.Enabled())
 
 	select {
 	case err = <-errc:

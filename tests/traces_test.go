@@ -42,12 +42,18 @@ func tracedEnv(dbURL string, rc *otlpReceiver, extra map[string]string) map[stri
 	return env
 }
 
-// deliverSume posts one signed Sume delivery and returns its event id.
+// sentTraceParent is a traceparent header a sender (a proxy, or anyone)
+// adds to the deliveries: linked from the server span, never its parent.
+const sentTraceParent = "00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-bbbbbbbbbbbbbbbb-01"
+
+// deliverSume posts one signed Sume delivery, with sentTraceParent, and
+// returns its event id.
 func deliverSume(t *testing.T, base, key, body string) int64 {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/sume", strings.NewReader(body))
 	req.Header = signSume(sumeSecret, body, time.Now())
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", sentTraceParent)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +100,8 @@ func waitSpan(t *testing.T, rc *otlpReceiver, name, key, value string) otlpSpan 
 // server span, with pginbox.event_id and pginbox.attempt; a failing handler
 // run is an error span; a replayed event's run starts a trace of its own
 // linked to the delivery's. Every lease mode of a sql: handler is covered.
+// A traceparent header sent with a delivery is linked, never adopted as the
+// parent (the sender would choose the trace id and the sampling).
 func TestTracesJoinDeliveryAndProcessing(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -124,8 +132,13 @@ func TestTracesJoinDeliveryAndProcessing(t *testing.T) {
 			badID := deliverSume(t, front.Base, "job_bad", `{"job_id": "job_bad", "event": "job.failed", "fail": true}`)
 
 			server := waitSpan(t, rc, "POST /webhooks/{provider}", "pginbox.event_id", fmt.Sprint(okID))
-			if server.Kind != tracepb.Span_SPAN_KIND_SERVER || server.Service != "pginbox" || server.ParentSpanID != "" {
-				t.Fatalf("server span: kind %v service %q parent %q", server.Kind, server.Service, server.ParentSpanID)
+			if server.Kind != tracepb.Span_SPAN_KIND_SERVER || server.Service != "pginbox" || server.ParentSpanID != "" ||
+				server.TraceID == strings.Split(sentTraceParent, "-")[1] {
+				t.Fatalf("server span: kind %v service %q parent %q trace %s: want a root of its own (the sent traceparent only linked)",
+					server.Kind, server.Service, server.ParentSpanID, server.TraceID)
+			}
+			if len(server.LinkTraces) != 1 || server.LinkTraces[0] != strings.Split(sentTraceParent, "-")[1] {
+				t.Errorf("server span links %v, want the sent traceparent's trace", server.LinkTraces)
 			}
 			for k, want := range map[string]string{
 				"http.request.method": "POST", "http.route": "/webhooks/{provider}", "url.path": "/webhooks/sume",

@@ -26,6 +26,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of pginbox's own spans.
@@ -113,7 +114,7 @@ func (t *Tracing) Enabled() bool { return t != nil && t.provider != nil }
 // Tracer returns pginbox's tracer, a no-op one when off.
 func (t *Tracing) Tracer() trace.Tracer {
 	if !t.Enabled() {
-		return trace.NewNoopTracerProvider().Tracer(ScopeName) //nolint:staticcheck // the no-op is what off means
+		return noop.NewTracerProvider().Tracer(ScopeName)
 	}
 	return t.tracer
 }
