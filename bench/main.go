@@ -101,6 +101,9 @@ type config struct {
 	orderingShapes [][2]int
 	orderingLeases []string
 	orderingRounds int
+	// traceN deliveries per tracing configuration, over traceConns
+	// connections (scenario "traces").
+	traceN, traceConns int
 }
 
 func fullConfig() config {
@@ -117,6 +120,7 @@ func fullConfig() config {
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 		backfillEvents: 100_000,
 		orderingShapes: [][2]int{{200, 25}, {10_000, 5}}, orderingLeases: []string{variantRowLock, variantTwoPhase}, orderingRounds: 2,
+		traceN:         20_000, traceConns: 32,
 	}
 }
 
@@ -133,10 +137,11 @@ func quickConfig() config {
 	c.backfillEvents = 2_000
 	// Ordered ingest is the slow part (a sequence settled per event): small.
 	c.orderingShapes, c.orderingLeases, c.orderingRounds = [][2]int{{40, 25}, {400, 5}}, []string{variantRowLock}, 1
+	c.traceN, c.traceConns = 1_500, 16
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler", "ordering"}
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler", "traces", "ordering"}
 
 func main() {
 	os.Exit(run())
@@ -205,7 +210,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if slices.Contains(want, "http") || slices.Contains(want, "latency") || slices.Contains(want, "pooler") || *soak > 0 {
+	if slices.Contains(want, "http") || slices.Contains(want, "latency") || slices.Contains(want, "pooler") || slices.Contains(want, "traces") || *soak > 0 {
 		if cfg.bin, err = buildRunner(ctx, *bin, tmp); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 1
@@ -297,6 +302,10 @@ func run() int {
 		res.Audits = append(res.Audits, a...)
 		return err
 	})
+	step("traces", func() (err error) {
+		res.Traces, err = runTraces(ctx, env, cfg, log)
+		return err
+	})
 	// Last: the newest scenario, so a run short of time keeps the others.
 	step("ordering", func() (err error) {
 		var a []audit
@@ -359,7 +368,7 @@ func rerenderReport(path, out, report string) int {
 	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
 		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
 		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Ordering: sc.Ordering,
-		Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
+		Pooler: sc.Pooler, Traces: sc.Traces, Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
 	if report == "" {
 		report = "bench/REPORT.md"
 		if res.Quick {

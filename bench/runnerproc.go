@@ -38,7 +38,8 @@ type runnerProc struct {
 
 // startRunner runs `pginbox serve` with env (plus DATABASE_URL and a free
 // loopback address) and waits until it is ready. Variables of the bench's
-// own environment that configure pginbox are not passed on.
+// own environment that configure pginbox (PGINBOX_*, DATABASE_URL, OTEL_*)
+// are not passed on.
 func startRunner(ctx context.Context, bin, name, dbURL, logDir string, env map[string]string) (*runnerProc, error) {
 	port, err := localpg.FreePort()
 	if err != nil {
@@ -51,7 +52,8 @@ func startRunner(ctx context.Context, bin, name, dbURL, logDir string, env map[s
 	}
 	cmd := exec.Command(bin, "serve")
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "PGINBOX_") || strings.HasPrefix(kv, "DATABASE_URL=") {
+		// OTEL_*: only the traces scenario exports spans, and says where.
+		if strings.HasPrefix(kv, "PGINBOX_") || strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "OTEL_") {
 			continue
 		}
 		cmd.Env = append(cmd.Env, kv)

@@ -35,6 +35,7 @@ type results struct {
 	Backfill    *backfillResult `json:"backfill,omitempty"`
 	Pooler      *poolerResult
 	Ordering    *orderingResult
+	Traces      *tracesResult
 	Audits      []audit
 	Errors      []string
 	Durations   []phase
@@ -126,6 +127,8 @@ type scenarios struct {
 	// Ordering is ordered processing per key against unordered, and ingest
 	// without ordering against the schema before it.
 	Ordering *orderingResult `json:"ordering,omitempty"`
+	// Traces is the OpenTelemetry tracing overhead (off, 100%, 1%).
+	Traces *tracesResult `json:"tracing_overhead,omitempty"`
 }
 
 // ceilingAudit marks audits of the bench's own yardsticks (the plain
@@ -151,7 +154,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler, Ordering: r.Ordering}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler, Ordering: r.Ordering, Traces: r.Traces}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false

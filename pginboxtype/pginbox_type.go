@@ -36,6 +36,19 @@ type Event struct {
 	MaxAttempts int32 `json:"max_attempts"`
 	// LockedUntil is when the lease expires unless extended.
 	LockedUntil time.Time `json:"locked_until"`
+	// Trace is the trace context stored with the event, from which
+	// pginbox serve starts the span of each handler run (the handler's ctx
+	// carries that span). Not part of the http: handler's JSON.
+	Trace TraceContext `json:"-"`
+}
+
+// TraceContext is an event's stored W3C traceparents: Parent
+// (webhooks.events.trace_parent, the delivery's span: a run joins its
+// trace) and Link (trace_link, where a replay moved it: a run starts a
+// trace of its own linked to it). Empty when none was stored.
+type TraceContext struct {
+	Parent string
+	Link   string
 }
 
 // Handler processes one claimed event. Handle runs inside the transaction

@@ -26,6 +26,7 @@ import (
 	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/internal/notify"
 	"github.com/pginbox/pginbox/internal/process"
+	"github.com/pginbox/pginbox/internal/tracing"
 )
 
 // Server is a running pginbox sidecar: the webhook endpoint, the worker
@@ -41,6 +42,9 @@ type Server struct {
 	// the workers or the ingest path.
 	console *pgxpool.Pool
 	metrics *metrics.Set
+	// tracing is the OpenTelemetry setup from the OTEL_* environment; nil
+	// (off) without an endpoint.
+	tracing *tracing.Tracing
 
 	workers  *process.Workers
 	notifier *notify.Notifier
@@ -115,11 +119,22 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	// statement makes each commit wait for the WAL flush (see package ingest).
 	// Its notices count different bodies under a stored unsigned key.
 	notices := ingest.Notices(s.metricsOnce, cfg.Providers)
-	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices); err != nil {
+	// Traces, from the OpenTelemetry SDK's own environment: the pools'
+	// statements become child spans of the span in their context.
+	if s.tracing, err = tracing.FromEnv(ctx, nil); err != nil {
 		return nil, err
 	}
-	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), mode, nil); err != nil {
-		s.ingest.Close()
+	traced := func(pc *pgxpool.Config) {
+		if t := s.tracing.PgxTracer(); t != nil {
+			pc.ConnConfig.Tracer = t
+		}
+	}
+	if s.ingest, err = newPool(ctx, databaseURL, "pginbox-ingest", 16, mode, notices, traced); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.work, err = newPool(ctx, databaseURL, "pginbox-worker", int32(cfg.Workers+4), mode, nil, traced); err != nil {
+		s.Close()
 		return nil, err
 	}
 	if s.console, err = newPool(ctx, databaseURL, "pginbox-admin", consolePoolSize, mode, nil); err != nil {
@@ -148,7 +163,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			LeaseMode:    cfg.LeaseMode,
 			PollInterval: cfg.PollInterval, ShutdownTimeout: cfg.ShutdownTimeout, HandlerTimeout: cfg.HandlerTimeout,
 			Name: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), randomToken()[:6]), Metrics: m,
-			Log: log.With("component", "workers"),
+			Log: log.With("component", "workers"), Tracing: s.tracing,
 		}
 	}
 	s.maint = maintenance.New(s.work, maintenance.Config{
@@ -210,7 +225,7 @@ func (s *Server) migrate(ctx context.Context) error {
 // connection to a read-only server) sending statements in mode, unless
 // the URL chooses its own; onNotice, when set, receives the notices of its
 // connections.
-func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.QueryExecMode, onNotice pgconn.NoticeHandler) (*pgxpool.Pool, error) {
+func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.QueryExecMode, onNotice pgconn.NoticeHandler, opts ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	pc, err := database.PoolConfig(url, app)
 	if err != nil {
 		return nil, err
@@ -221,6 +236,9 @@ func newPool(ctx context.Context, url, app string, maxConns int32, mode pgx.Quer
 	pc.MaxConns = maxConns
 	if onNotice != nil {
 		pc.ConnConfig.OnNotice = onNotice
+	}
+	for _, o := range opts {
+		o(pc)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -243,7 +261,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	rc := &ingest.Receiver{
 		Pool: s.ingest, Providers: s.cfg.Providers, MaxBody: s.cfg.MaxBody, Timeout: s.cfg.IngestTimeout,
-		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored,
+		Metrics: s.metrics, Log: s.log.With("component", "receiver"), OnStored: s.stored, Tracing: s.tracing,
 		MaxBatch: s.cfg.IngestBatch,
 	}
 	mux.Handle("POST /webhooks/{provider}", rc)
@@ -374,7 +392,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Info("pginbox serving", "addr", ln.Addr().String(), "admin_addr", adminAt,
 		"webhooks_url", "http://"+ln.Addr().String()+"/webhooks/{provider}", "console_url", consoleURL, "providers", len(s.cfg.Providers),
-		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "")
+		"workers", s.workersN(), "listen", !s.cfg.PollOnly, "admin_token", s.cfg.AdminToken != "",
+		"traces", s.tracing.Enabled())
 
 	select {
 	case err = <-errc:
@@ -406,8 +425,17 @@ func (s *Server) workersN() int {
 	return s.workers.N
 }
 
-// Close releases the database pools.
+// Close releases the database pools and exports the spans still
+// buffered (for at most five seconds).
 func (s *Server) Close() {
+	if s.tracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.tracing.Shutdown(ctx); err != nil {
+			s.log.Warn("exporting the last spans failed", "error", err)
+		}
+		cancel()
+		s.tracing = nil
+	}
 	if s.ingest != nil {
 		s.ingest.Close()
 	}

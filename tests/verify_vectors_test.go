@@ -488,7 +488,7 @@ func TestSignedSecretsOwnerOnly(t *testing.T) {
 		}
 	})
 	execSQL(t, owner, `GRANT USAGE ON SCHEMA webhooks TO `+ident)
-	execSQL(t, owner, `GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO `+ident)
+	execSQL(t, owner, `GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) TO `+ident)
 	rc := *conf
 	rc.User, rc.Password = role, password
 	pool := PoolFor(t, rc.URL(), 2)

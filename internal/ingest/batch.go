@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pginbox/pginbox/internal/metrics"
 )
@@ -17,7 +18,7 @@ import (
 // transaction of its own, durable like ingestSQL (see there for the
 // synchronous_commit clause).
 const batchSQL = `SELECT ordinal, coalesce(event_id, 0), outcome, coalesce(error, '')
-	FROM webhooks.ingest_batch($1, $2, $3, $4::text[]::jsonb[], body_sha256s => $5)
+	FROM webhooks.ingest_batch($1, $2, $3, $4::text[]::jsonb[], body_sha256s => $5, trace_parents => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
 	ORDER BY ordinal`
@@ -27,7 +28,8 @@ type delivery struct {
 	ctx                      context.Context
 	provider, key, eventType string
 	payload                  []byte
-	digest                   []byte // nil for a signed key
+	digest                   []byte  // nil for a signed key
+	traceParent              *string // the delivery span's W3C traceparent, nil without tracing
 	queued                   time.Time
 	done                     chan stored // buffered: a flusher never blocks on it
 }
@@ -120,6 +122,9 @@ func (b *batcher) run(batch []*delivery) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	// The statement's database span goes under the first delivery's span
+	// (one statement serves them all).
+	ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(batch[0].ctx))
 	results, err := b.write(ctx, batch)
 	if err != nil && permanent(err) != nil {
 		// One delivery the database refuses (a value Go let through) must
@@ -149,14 +154,14 @@ func (b *batcher) run(batch []*delivery) {
 // failure (two batches holding one unsigned body under different keys).
 func (b *batcher) write(ctx context.Context, batch []*delivery) ([]stored, error) {
 	providers, keys, types, payloads := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
-	digests := make([][]byte, len(batch))
+	digests, traces := make([][]byte, len(batch)), make([]*string, len(batch))
 	for i, d := range batch {
-		providers[i], keys[i], types[i], payloads[i], digests[i] = d.provider, d.key, d.eventType, string(d.payload), d.digest
+		providers[i], keys[i], types[i], payloads[i], digests[i], traces[i] = d.provider, d.key, d.eventType, string(d.payload), d.digest, d.traceParent
 	}
 	var err error
 	for try := 0; try < 3; try++ {
 		var out []stored
-		if out, err = b.query(ctx, providers, keys, types, payloads, digests); err == nil {
+		if out, err = b.query(ctx, providers, keys, types, payloads, digests, traces); err == nil {
 			return out, nil
 		}
 		var pgErr *pgconn.PgError
@@ -167,10 +172,10 @@ func (b *batcher) write(ctx context.Context, batch []*delivery) ([]stored, error
 	return nil, err
 }
 
-func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []string, digests [][]byte) ([]stored, error) {
+func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []string, digests [][]byte, traces []*string) ([]stored, error) {
 	start := time.Now()
 	defer func() { b.metrics.IngestCommitSeconds.Observe(time.Since(start).Seconds()) }()
-	rows, err := b.pool.Query(ctx, batchSQL, providers, keys, types, payloads, digests)
+	rows, err := b.pool.Query(ctx, batchSQL, providers, keys, types, payloads, digests, traces)
 	if err != nil {
 		return nil, fmt.Errorf("ingest_batch: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/tracing"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -52,6 +53,9 @@ type Receiver struct {
 	OnStored func()
 	// Now is the clock for timestamp tolerance. Nil means time.Now.
 	Now func() time.Time
+	// Tracing, when enabled, gives each delivery a server span (see
+	// trace.go) and stores its traceparent with the event. Nil: off.
+	Tracing *tracing.Tracing
 	// MaxBatch is the most deliveries stored in one transaction: deliveries
 	// that arrive while Flushers transactions are committing wait and are
 	// stored together (group commit). 1 or less stores each alone.
@@ -64,8 +68,18 @@ type Receiver struct {
 	batches   *batcher
 }
 
-// ServeHTTP handles one delivery.
+// ServeHTTP handles one delivery, in a server span when tracing is on.
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !rc.Tracing.Enabled() {
+		rc.serve(w, r)
+		return
+	}
+	r, span := rc.startSpan(r)
+	defer span.End()
+	rc.serve(w, r)
+}
+
+func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := r.PathValue("provider")
 	p, ok := rc.Providers[name]
@@ -127,6 +141,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
+	stored(r.Context(), res.EventID, res.Outcome)
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}
@@ -142,7 +157,10 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuse it, and a default set by a role or ALTER DATABASE would win over
 // nothing. The setting is read at commit, after the statement ran, so its
 // place in the statement does not matter.
-const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5)
+//
+// trace_parent ($6) is the delivery's span (NULL when tracing is off): the
+// handler runs of the event join its trace.
+const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5, trace_parent => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
 
@@ -161,6 +179,9 @@ func (rc *Receiver) store(ctx context.Context, provider string, v verify.Deliver
 	if !v.KeySigned {
 		sum := sha256.Sum256(v.Payload)
 		d.digest = sum[:]
+	}
+	if tp := tracing.TraceParent(ctx); tp != "" {
+		d.traceParent = &tp
 	}
 	if rc.MaxBatch <= 1 {
 		return rc.single(ctx, d)
@@ -181,7 +202,7 @@ func (rc *Receiver) single(ctx context.Context, d *delivery) (ingestResult, erro
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	var res ingestResult
-	err := rc.Pool.QueryRow(ctx, ingestSQL, d.provider, d.key, d.eventType, string(d.payload), d.digest).
+	err := rc.Pool.QueryRow(ctx, ingestSQL, d.provider, d.key, d.eventType, string(d.payload), d.digest, d.traceParent).
 		Scan(&res.EventID, &res.Outcome)
 	return res, err
 }
@@ -215,6 +236,7 @@ func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider s
 // reject answers a one-line JSON error, logs the provider and the reason
 // (never the body or a secret) and counts it.
 func (rc *Receiver) reject(w http.ResponseWriter, r *http.Request, provider string, status int, reason string) {
+	rejected(r.Context(), status, reason)
 	rc.Metrics.Rejections.WithLabelValues(provider, reason).Inc()
 	level := slog.LevelInfo
 	if status == http.StatusUnauthorized || status >= 500 {

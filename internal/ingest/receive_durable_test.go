@@ -25,10 +25,10 @@ func TestIngestRaisesSynchronousCommit(t *testing.T) {
 		{"alone", func(tx pgx.Tx, key string) error {
 			var id int64
 			var outcome string
-			return tx.QueryRow(ctx, ingestSQL, "p", key, "t", "{}", nil).Scan(&id, &outcome)
+			return tx.QueryRow(ctx, ingestSQL, "p", key, "t", "{}", nil, nil).Scan(&id, &outcome)
 		}},
 		{"batch", func(tx pgx.Tx, key string) error {
-			rows, err := tx.Query(ctx, batchSQL, []string{"p", "p"}, []string{key, key + "b"}, []string{"t", "t"}, []string{"{}", "{}"}, [][]byte{nil, nil})
+			rows, err := tx.Query(ctx, batchSQL, []string{"p", "p"}, []string{key, key + "b"}, []string{"t", "t"}, []string{"{}", "{}"}, [][]byte{nil, nil}, []*string{nil, nil})
 			if err != nil {
 				return err
 			}

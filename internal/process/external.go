@@ -1,6 +1,11 @@
 package process
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/pginbox/pginbox/internal/tracing"
+)
 
 // external runs the claimed events of a handler whose effects live outside
 // the database (http:): each event runs outside any transaction and is
@@ -17,15 +22,17 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 			return i, nil
 		}
 		st.start(i)
-		herr := w.safeHandle(hctx, nil, ev)
+		rctx, span := w.startRun(hctx, ev, ev.Attempt, modeExternal)
+		herr := w.safeHandle(rctx, nil, ev)
 		if herr != nil && hctx.Err() != nil {
+			tracing.EndProcess(span, herr, time.Time{})
 			return len(batch), nil
 		}
 		var status *string
 		var err error
 		if herr == nil {
 			var ok bool
-			err = w.Pool.QueryRow(hctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
+			err = w.Pool.QueryRow(rctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
 			switch {
 			case err != nil:
 			case ok:
@@ -34,7 +41,7 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 				w.Metrics.LostLeases.Inc()
 			}
 		} else {
-			err = w.Pool.QueryRow(hctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
+			err = w.Pool.QueryRow(rctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
 			if err == nil && status != nil {
 				w.Metrics.Failed.WithLabelValues(*status).Inc()
 				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
@@ -42,6 +49,7 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 				w.Metrics.LostLeases.Inc()
 			}
 		}
+		tracing.EndProcess(span, herr, time.Time{})
 		if err != nil {
 			log.Warn("recording the outcome failed; the lease will expire and the event run again", "event", ev.ID, "error", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/tracing"
 	"github.com/pginbox/pginbox/pginboxtype"
 )
 
@@ -19,7 +20,7 @@ import (
 // The Event's LockedUntil is when the batch times out: the row lock lasts
 // no longer.
 const lockSQL = `SELECT id, provider, external_id, event_type, payload, source, received_at, attempts, max_attempts,
-	       now() + $3::text::interval AS locked_until
+	       now() + $3::text::interval AS locked_until, coalesce(trace_parent, ''), coalesce(trace_link, '')
 	FROM webhooks._lock_pending($1, $2)
 	WHERE set_config('idle_in_transaction_session_timeout', $3::text, true) IS NOT NULL`
 
@@ -146,7 +147,10 @@ func (w rowLockGo) runLockedBatch(ctx context.Context, tx pgx.Tx, batch []*pginb
 			_ = sp.Rollback(context.Background())
 			return 0, err
 		}
-		if err := w.safeHandle(ctx, sp, ev); err != nil {
+		rctx, span := w.startRun(ctx, ev, ev.Attempt, modeRowLockGo)
+		err := w.safeHandle(rctx, sp, ev)
+		tracing.EndProcess(span, err, time.Time{})
+		if err != nil {
 			_ = sp.Rollback(ctx)
 			return 0, err
 		}
@@ -174,7 +178,9 @@ func (w rowLockGo) runLockedOne(ctx context.Context, tx pgx.Tx, ev *pginboxtype.
 	if err != nil {
 		return "", fmt.Errorf("savepoint: %w", err)
 	}
+	ctx, span := w.startRun(ctx, ev, ev.Attempt, modeRowLockGo)
 	herr := w.safeHandle(ctx, sp, ev)
+	defer func() { tracing.EndProcess(span, herr, time.Time{}) }()
 	if herr == nil {
 		var n int
 		herr = sp.QueryRow(ctx, `SELECT webhooks._mark_processed($1)`, []int64{ev.ID}).Scan(&n)

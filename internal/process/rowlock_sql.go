@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,6 +37,7 @@ type pendingOutcome struct {
 func (w rowLockSQL) handle(_, hctx context.Context, b *batch) (int, error) {
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()
+	start := time.Now()
 	rows, err := w.Pool.Query(ctx, `SELECT event_id, outcome, error, attempt
 		FROM webhooks.process_pending($1::regprocedure, $2, $3)`, w.h.signature, b.worker, b.limit)
 	var out []pendingOutcome
@@ -47,6 +49,10 @@ func (w rowLockSQL) handle(_, hctx context.Context, b *batch) (int, error) {
 			return 0, fmt.Errorf("process_pending: %w: %w", errLockBatchTimedOut, err)
 		}
 		return 0, fmt.Errorf("process_pending: %w", err)
+	}
+	if w.Tracing.Enabled() && len(out) > 0 {
+		end := time.Now()
+		w.statementSpans(w.pendingRuns(hctx, out), modeRowLockSQL, start, end)
 	}
 	w.Metrics.Claimed.Add(float64(len(out)))
 	failed := map[string]int{}
@@ -65,4 +71,25 @@ func (w rowLockSQL) handle(_, hctx context.Context, b *batch) (int, error) {
 	}
 	w.recordOutcomes(completed, failed, 0)
 	return len(out), nil
+}
+
+// pendingRuns pairs process_pending's outcomes with the events' stored
+// trace context, read with one more statement (only when tracing is on).
+func (w rowLockSQL) pendingRuns(ctx context.Context, out []pendingOutcome) []statementRun {
+	ids := make([]int64, len(out))
+	for i, o := range out {
+		ids[i] = o.EventID
+	}
+	evs := w.traceRows(ctx, ids)
+	runs := make([]statementRun, len(out))
+	for i, o := range out {
+		runs[i] = statementRun{ev: evs[o.EventID], attempt: o.Attempt}
+		if o.Outcome != string(pginboxtype.StatusProcessed) {
+			runs[i].err = o.Outcome
+			if o.Error != nil {
+				runs[i].err = *o.Error
+			}
+		}
+	}
+	return runs
 }

@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,6 +38,7 @@ func (w twoPhaseBatch) handle(_, hctx context.Context, b *batch) (int, error) {
 	ids, attempts := leases(b.events)
 	ctx, cancel := context.WithTimeout(hctx, w.batchStatementTimeout())
 	defer cancel()
+	start := time.Now()
 	rows, err := w.Pool.Query(ctx, `SELECT event_id, outcome, error, handler_ms
 		FROM webhooks.process_batch($1::regprocedure, $2, $3, $4)`, w.h.signature, b.worker, ids, attempts)
 	var out []batchOutcome
@@ -48,6 +50,9 @@ func (w twoPhaseBatch) handle(_, hctx context.Context, b *batch) (int, error) {
 			return len(b.events), nil // shutdown deadline: leave the batch to the rescuer
 		}
 		return 0, &statementError{err: fmt.Errorf("process_batch: %w", err), timedOut: ctx.Err() != nil}
+	}
+	if w.Tracing.Enabled() {
+		w.statementSpans(batchRuns(b.events, out), modeTwoPhaseBatch, start, time.Now())
 	}
 	lost := len(b.events) - len(out) // left out by leased_events: lost before they started
 	failed := map[string]int{}
@@ -70,4 +75,28 @@ func (w twoPhaseBatch) handle(_, hctx context.Context, b *batch) (int, error) {
 	}
 	w.recordOutcomes(completed, failed, lost)
 	return len(b.events), nil
+}
+
+// batchRuns pairs process_batch's outcomes with their claimed events.
+func batchRuns(events []*pginboxtype.Event, out []batchOutcome) []statementRun {
+	byID := make(map[int64]*pginboxtype.Event, len(events))
+	for _, ev := range events {
+		byID[ev.ID] = ev
+	}
+	runs := make([]statementRun, 0, len(out))
+	for _, o := range out {
+		ev, ok := byID[o.EventID]
+		if !ok {
+			continue
+		}
+		r := statementRun{ev: ev, attempt: ev.Attempt}
+		if o.Outcome != string(pginboxtype.StatusProcessed) {
+			r.err = o.Outcome
+			if o.Error != nil {
+				r.err = *o.Error
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/tracing"
 	"github.com/pginbox/pginbox/pginboxtype"
 )
 
@@ -37,11 +39,14 @@ func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) 
 		}
 		ev := batch[i]
 		st.start(i)
-		if err := w.runOne(hctx, tx, ev, name); err != nil {
+		rctx, span := w.startRun(hctx, ev, ev.Attempt, modeTwoPhaseEvent)
+		if err := w.runOne(rctx, tx, ev, name); err != nil {
 			if hctx.Err() != nil {
+				tracing.EndProcess(span, err, time.Time{})
 				return len(batch), nil // shutdown deadline: leave the batch to the rescuer
 			}
-			status, ferr := failInTx(hctx, tx, ev, name, err)
+			status, ferr := failInTx(rctx, tx, ev, name, err)
+			tracing.EndProcess(span, err, time.Time{})
 			if ferr != nil {
 				log.Warn("fail() failed; the batch rolls back and its leases will be rescued", "event", ev.ID, "error", ferr)
 				return len(batch), nil
@@ -54,6 +59,7 @@ func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) 
 			}
 			continue
 		}
+		tracing.EndProcess(span, nil, time.Time{})
 		completed++
 	}
 	if err := tx.Commit(hctx); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/tracing"
 	"github.com/pginbox/pginbox/pginboxtype"
 )
 
@@ -62,9 +63,15 @@ type Workers struct {
 	Metrics *metrics.Set
 	// Log receives the workers' warnings and failed handlers.
 	Log *slog.Logger
+	// Tracing, when enabled, gives each handler run a pginbox.process span
+	// in the trace of the delivery that stored the event (trace.go). Nil:
+	// off.
+	Tracing *tracing.Tracing
 
 	wake chan struct{}
 	once sync.Once
+	// traceReadWarn logs once that traceRows cannot read the events.
+	traceReadWarn sync.Once
 	// strategies are the lease strategies the policy picks from, set by init.
 	strategies
 	lockState
@@ -174,7 +181,8 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 }
 
 // claimColumns are the webhooks.events columns scanned into an Event.
-const claimColumns = `id, provider, external_id, event_type, payload, source, received_at, attempts, max_attempts, locked_until`
+const claimColumns = `id, provider, external_id, event_type, payload, source, received_at, attempts, max_attempts, locked_until,
+	coalesce(trace_parent, ''), coalesce(trace_link, '')`
 
 // claimSQL claims a batch in a transaction of its own (one statement) that
 // commits without waiting for its WAL flush (set_config(..., true) is local
@@ -204,7 +212,7 @@ func scanEvent(row pgx.CollectableRow) (*pginboxtype.Event, error) {
 	var ev pginboxtype.Event
 	var payload []byte
 	err := row.Scan(&ev.ID, &ev.Provider, &ev.ExternalID, &ev.EventType, &payload, &ev.Source,
-		&ev.ReceivedAt, &ev.Attempt, &ev.MaxAttempts, &ev.LockedUntil)
+		&ev.ReceivedAt, &ev.Attempt, &ev.MaxAttempts, &ev.LockedUntil, &ev.Trace.Parent, &ev.Trace.Link)
 	ev.Payload = payload
 	return &ev, err
 }

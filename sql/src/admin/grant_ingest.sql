@@ -17,8 +17,8 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
-        webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], boolean),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text),
+        webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;

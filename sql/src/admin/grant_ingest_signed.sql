@@ -14,7 +14,7 @@ AS $$
 BEGIN
     PERFORM webhooks._require_role(grant_ingest_signed.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest_signed.role);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %I',
+    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) TO %I',
                    grant_ingest_signed.role);
 END;
 $$;

@@ -43,11 +43,15 @@
 -- HMAC-SHA256 is webhooks._hmac_sha256 on the built-in sha256(), and Ed25519
 -- (the v1a signatures of standardwebhooks) webhooks._ed25519_verify on
 -- numeric and the built-in sha512(): no pgcrypto.
+--
+-- trace_parent (default NULL) is passed on to ingest_webhook (the caller's
+-- W3C traceparent, stored with a new event).
 CREATE OR REPLACE FUNCTION webhooks._ingest_signed_at(
-    provider text,
-    headers  jsonb,
-    body     bytea,
-    at       timestamptz
+    provider     text,
+    headers      jsonb,
+    body         bytea,
+    at           timestamptz,
+    trace_parent text DEFAULT NULL
 )
 RETURNS TABLE (event_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -141,14 +145,16 @@ BEGIN
     RETURN QUERY
     SELECT i.event_id, i.outcome
     FROM webhooks.ingest_webhook(_ingest_signed_at.provider, v_found.external_id, v_found.event_type,
-                                 v_found.payload, 'webhook', false, v_digest) AS i;
+                                 v_found.payload, 'webhook', false, v_digest,
+                                 _ingest_signed_at.trace_parent) AS i;
 END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz) IS
+COMMENT ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz, text) IS
   'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. '
   'Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) '
-  'can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+  'can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed. trace_parent '
+  '(default NULL) is passed on to ingest_webhook.';

@@ -4,8 +4,9 @@
 -- with exactly the outcome webhooks.ingest_webhook would give it if the
 -- deliveries were stored one after the other in ordinal order.
 --
--- Input is parallel arrays, one element per delivery; sources and
--- body_sha256s may be NULL (every source 'webhook', no digest). Output is one
+-- Input is parallel arrays, one element per delivery; sources,
+-- body_sha256s and trace_parents may be NULL (every source 'webhook', no
+-- digest, no trace context; a malformed traceparent is stored as NULL). Output is one
 -- row per input element, in ordinal order (1-based): event_id and outcome
 -- (created, updated, duplicate) as ingest_webhook's, or outcome 'refused'
 -- with event_id NULL and error saying what is wrong with that element (a
@@ -14,7 +15,9 @@
 -- element never fails its neighbours.
 --
 -- The common case, keys not stored yet, is one set-based INSERT ... ON
--- CONFLICT DO NOTHING over the first element of each key. Every element that
+-- CONFLICT DO NOTHING over the first element of each key (of providers
+-- without ordering: an ordered provider's events go through
+-- ingest_webhook, which places each in its sequence). Every element that
 -- statement did not create (a stored key, a second copy, a body already
 -- stored under another unsigned key) then goes through ingest_webhook itself,
 -- which sees what the INSERT wrote: its rules for updated, duplicate and the
@@ -31,6 +34,7 @@ CREATE FUNCTION webhooks.ingest_batch(
     payloads      jsonb[],
     sources       text[]  DEFAULT NULL,
     body_sha256s  bytea[] DEFAULT NULL,
+    trace_parents text[]  DEFAULT NULL,
     notify        boolean DEFAULT false
 )
 RETURNS TABLE (ordinal integer, event_id bigint, outcome text, error text)
@@ -53,11 +57,12 @@ BEGIN
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.payloads), 0) <> v_n
        OR (ingest_batch.sources IS NOT NULL AND cardinality(ingest_batch.sources) <> v_n)
-       OR (ingest_batch.body_sha256s IS NOT NULL AND cardinality(ingest_batch.body_sha256s) <> v_n) THEN
-        RAISE EXCEPTION 'pginbox: ingest_batch needs arrays of one length: % providers, % external_ids, % event_types, % payloads, % sources, % body_sha256s',
+       OR (ingest_batch.body_sha256s IS NOT NULL AND cardinality(ingest_batch.body_sha256s) <> v_n)
+       OR (ingest_batch.trace_parents IS NOT NULL AND cardinality(ingest_batch.trace_parents) <> v_n) THEN
+        RAISE EXCEPTION 'pginbox: ingest_batch needs arrays of one length: % providers, % external_ids, % event_types, % payloads, % sources, % body_sha256s, % trace_parents',
             v_n, coalesce(cardinality(ingest_batch.external_ids), 0), coalesce(cardinality(ingest_batch.event_types), 0),
             coalesce(cardinality(ingest_batch.payloads), 0), coalesce(cardinality(ingest_batch.sources)::text, 'NULL'),
-            coalesce(cardinality(ingest_batch.body_sha256s)::text, 'NULL')
+            coalesce(cardinality(ingest_batch.body_sha256s)::text, 'NULL'), coalesce(cardinality(ingest_batch.trace_parents)::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF v_n = 0 THEN
@@ -74,8 +79,9 @@ BEGIN
         FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
                     ingest_batch.payloads,
                     coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
-                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
-             WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
     LOOP
         IF v_rec.problem IS NOT NULL THEN
             v_out[v_rec.ord] := 'refused';
@@ -92,19 +98,24 @@ BEGIN
     FOR v_rec IN
         WITH input AS (
             SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d,
+                   CASE WHEN u.tp ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN u.tp END AS tp,
                    row_number() OVER (PARTITION BY u.p, u.x ORDER BY u.ord) AS nth_key,
                    row_number() OVER (PARTITION BY u.p, u.d ORDER BY u.ord) AS nth_body
             FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
                         ingest_batch.payloads,
                         coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
-                        coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
-                 WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+                        coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                        coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+                 WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
             WHERE v_out[u.ord] IS NULL
+              -- A provider with ordering goes through ingest_webhook, which
+              -- places each event in its sequence (step 3).
+              AND NOT EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = u.p)
         ), firsts AS (
             SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
         ), created AS (
-            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
-            SELECT f.p, f.x, f.t, f.pl, f.s, f.d FROM firsts AS f ORDER BY f.p, f.x
+            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+            SELECT f.p, f.x, f.t, f.pl, f.s, f.d, f.tp FROM firsts AS f ORDER BY f.p, f.x
             ON CONFLICT DO NOTHING
             RETURNING e.id, e.provider, e.external_id
         )
@@ -121,18 +132,19 @@ BEGIN
     --    within a key (which is all that decides their outcomes), by key
     --    across keys (the lock order of step 2).
     FOR v_rec IN
-        SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d
+        SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
         FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
                     ingest_batch.payloads,
                     coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
-                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])))
-             WITH ORDINALITY AS u(p, x, t, pl, s, d, ord)
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
         WHERE v_out[u.ord] IS NULL
         ORDER BY u.p, u.x, u.ord
     LOOP
         SELECT w.event_id, w.outcome INTO v_row
         FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
-                                     notify => false, body_sha256 => v_rec.d) AS w;
+                                     notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
         v_ids[v_rec.ord] := v_row.event_id;
         v_out[v_rec.ord] := v_row.outcome;
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
@@ -150,11 +162,11 @@ END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], boolean) IS
+COMMENT ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean) IS
   'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, '
-  'event_types, payloads (and optionally sources, body_sha256s), one element per delivery. Returns one row per '
+  'event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per '
   'element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give '
   'if the elements were stored one after another in ordinal order (two copies of one key: the first is created, '
   'the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook '

@@ -11,10 +11,15 @@
 -- SECURITY DEFINER with a pinned search_path: a role granted EXECUTE
 -- (webhooks.grant_ingest_signed) can verify with the secrets but cannot read
 -- them.
+--
+-- trace_parent (default NULL): the caller's W3C traceparent, stored with a
+-- new event like ingest_webhook's (malformed: NULL), so that pginbox serve's
+-- handler runs of it join the caller's trace.
 CREATE OR REPLACE FUNCTION webhooks.ingest_signed(
-    provider text,
-    headers  jsonb,
-    body     bytea
+    provider     text,
+    headers      jsonb,
+    body         bytea,
+    trace_parent text DEFAULT NULL
 )
 RETURNS TABLE (event_id bigint, outcome text)
 LANGUAGE sql
@@ -24,14 +29,13 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT i.event_id, i.outcome
     FROM webhooks._ingest_signed_at(ingest_signed.provider, ingest_signed.headers, ingest_signed.body,
-                                    pg_catalog.now()) AS i
+                                    pg_catalog.now(), ingest_signed.trace_parent) AS i
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) FROM PUBLIC;
 
--- The roles that could execute the old signature may execute the new one.
-COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
+COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) IS
   'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
   'body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), '
   'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, '
@@ -43,4 +47,5 @@ COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) IS
   'and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises '
   '''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, '
   'event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. '
-  'SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+  'SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. '
+  'trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';

@@ -26,6 +26,12 @@
 -- then by digest, names the event that was there first. A row once stored
 -- with a digest is never 'updated' by any later call, digest or not.
 --
+-- trace_parent (NULL by default) is the W3C traceparent of the caller's span
+-- for this delivery (the runner's server span, when tracing is on). It is
+-- stored with a new event only (a redelivery or duplicate keeps the first
+-- one), and a value that is not a well-formed traceparent is stored as NULL,
+-- never refused: tracing never costs a delivery.
+--
 -- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
 -- with a row committed after the caller's snapshot was taken fails with
 -- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
@@ -36,7 +42,8 @@ CREATE OR REPLACE FUNCTION webhooks.ingest_webhook(
     payload     jsonb,
     source      text    DEFAULT 'webhook',
     notify      boolean DEFAULT false,
-    body_sha256 bytea   DEFAULT NULL
+    body_sha256 bytea   DEFAULT NULL,
+    trace_parent text   DEFAULT NULL
 )
 RETURNS TABLE (event_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -49,11 +56,20 @@ DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
+<<<<<<< HEAD
     v_okey     text;
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+=======
+    v_trace    text;
+>>>>>>> trace
 BEGIN
+    IF ingest_webhook.trace_parent IS NOT NULL
+       AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
+        v_trace := ingest_webhook.trace_parent;
+    END IF;
+
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
     IF ingest_webhook.provider IS NULL OR octet_length(ingest_webhook.provider) > 64
@@ -104,6 +120,7 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
+<<<<<<< HEAD
                 IF v_held IS NULL THEN
                     SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
                     FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
@@ -113,6 +130,11 @@ BEGIN
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
                         ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
                         v_okey, v_onum, v_otext, v_held)
+=======
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+                VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256, v_trace)
+>>>>>>> trace
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
@@ -186,6 +208,7 @@ BEGIN
         END IF;
 
         -- 2. A new key, or a pending event with another payload: the one
+<<<<<<< HEAD
         --    atomic upsert decides, exactly as before the look existed. An
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
@@ -199,6 +222,11 @@ BEGIN
                                           order_key, order_num, order_text, order_held)
         VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
                 v_okey, v_onum, v_otext, v_held)
+=======
+        --    atomic upsert decides, exactly as before the look existed.
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, trace_parent)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source, v_trace)
+>>>>>>> trace
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
@@ -249,9 +277,9 @@ END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) IS
+COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text) IS
   'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '
   '(a key already stored and unchanged is answered by a look-up first, read-only). Returns one row '
   '(event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different '
@@ -262,4 +290,6 @@ COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boole
   'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
   'a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY '
   'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
-  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default '
+  'NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its '
+  'handler runs join that trace.';

@@ -54,7 +54,8 @@ BEGIN
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
            e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
-           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
+           e.trace_parent, e.trace_link
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;

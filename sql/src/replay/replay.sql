@@ -65,7 +65,10 @@ BEGIN
         attempts     = 0,
         run_after    = now(),
         last_error   = NULL,
-        updated_at   = now()
+        updated_at   = now(),
+        -- A replay's runs start a trace of their own, linked to the delivery's.
+        trace_link   = coalesce(e.trace_parent, e.trace_link),
+        trace_parent = NULL
     WHERE e.id = replay.event_id;
 END;
 $$;

@@ -105,7 +105,10 @@ BEGIN
             attempts     = 0,
             run_after    = now(),
             last_error   = NULL,
-            updated_at   = now()
+            updated_at   = now(),
+            -- A replay's runs start a trace of their own, linked to the delivery's.
+            trace_link   = coalesce(e.trace_parent, e.trace_link),
+            trace_parent = NULL
         FROM picked AS p
         WHERE e.id = p.id
         RETURNING e.id

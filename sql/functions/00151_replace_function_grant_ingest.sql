@@ -3,8 +3,7 @@
 -- +goose StatementBegin
 -- webhooks.grant_ingest is the grant set for trusted backends that verify
 -- signatures themselves (the runner, a service of your own): store deliveries
--- (ingest_webhook, or many at once with ingest_batch) and record what should
--- arrive (expect). ingest_webhook
+-- (ingest_webhook) and record what should arrive (expect). ingest_webhook
 -- stores whatever it is given, so never give this set to a role exposed to
 -- the internet: that is webhooks.grant_ingest_signed. The functions run with
 -- the owner's rights, so the role needs no privilege on any table: it cannot
@@ -19,8 +18,7 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
-        webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], boolean),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
@@ -30,7 +28,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION webhooks.grant_ingest(text) FROM PUBLIC;
 
 COMMENT ON FUNCTION webhooks.grant_ingest(text) IS
-  'For trusted backends that verify signatures themselves: lets role call ingest_webhook, ingest_batch and expect, and nothing '
+  'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing '
   'else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use '
   'grant_ingest_signed. Run as the owner of schema webhooks.';
 -- end sql/src/admin/grant_ingest.sql
