@@ -141,7 +141,7 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc.Metrics.Deliveries.WithLabelValues(name, res.Outcome).Inc()
-	stored(r.Context(), res.EventID, res.Outcome)
+	spanStored(r.Context(), res.EventID, res.Outcome)
 	if res.Outcome != "duplicate" && rc.OnStored != nil {
 		rc.OnStored()
 	}

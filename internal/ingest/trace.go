@@ -56,8 +56,8 @@ func scheme(r *http.Request) string {
 	return "http"
 }
 
-// stored records a stored delivery on its span (a no-op without one).
-func stored(ctx context.Context, eventID int64, outcome string) {
+// spanStored records a stored delivery on its span (a no-op without one).
+func spanStored(ctx context.Context, eventID int64, outcome string) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
