@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pginbox/pginbox/internal/localpg"
+	"github.com/pginbox/pginbox/internal/pgtest"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -58,8 +60,9 @@ func TestOrderingServeLeaseModes(t *testing.T) {
 }
 
 // TestOrderingKillRunnerMidSequence: `pginbox serve` (sql: handler, in both
-// lease modes) is killed with SIGKILL three times while it works through
-// 30 customers x 40 events stored in random order. Rolled-back row-lock
+// lease modes, and under the row lock through PgBouncer in transaction
+// mode) is killed with SIGKILL three times while it works through 30
+// customers x 40 events stored in random order. Rolled-back row-lock
 // batches and rescued two-phase leases both leave their sequences where
 // they were: afterwards every event ran exactly once and every sequence in
 // order.
@@ -68,9 +71,10 @@ func TestOrderingKillRunnerMidSequence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault test: skipped with -short")
 	}
-	for _, lease := range []string{"row-lock", "two-phase"} {
-		t.Run(lease, func(t *testing.T) {
+	for _, name := range []string{"row-lock", "two-phase", "row-lock via pgbouncer"} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			lease := strings.TrimSuffix(name, " via pgbouncer")
 			conf := NewConfig(t)
 			pool := PoolFor(t, conf.URL(), 6)
 			setupOrdered(t, pool, "stripe")
@@ -80,8 +84,12 @@ func TestOrderingKillRunnerMidSequence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			dbURL := conf.URL()
+			if lease != name {
+				dbURL = pgtest.PgBouncerFor(t, pgtest.PgBouncerOptions{PoolSize: 6}).Via(dbURL)
+			}
 			env := map[string]string{
-				"DATABASE_URL":            conf.URL(),
+				"DATABASE_URL":            dbURL,
 				"PGINBOX_ADDR":            fmt.Sprintf("127.0.0.1:%d", port),
 				"PGINBOX_HANDLER":         "sql:app.ordered",
 				"PGINBOX_LEASE_MODE":      lease,

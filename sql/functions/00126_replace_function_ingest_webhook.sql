@@ -107,8 +107,11 @@ BEGIN
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
                 IF v_held IS NULL THEN
-                    SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                    FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                    v_held := false;
+                    IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                    END IF;
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
                                                   order_key, order_num, order_text, order_held)
@@ -192,10 +195,14 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined.
+        --    joined. A provider without ordering pays one primary-key
+        --    probe of webhooks.ordering.
         IF v_held IS NULL THEN
-            SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-            FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+            v_held := false;
+            IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+            END IF;
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held)
