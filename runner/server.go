@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/alert"
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/ingest"
 	"github.com/pginbox/pginbox/internal/maintenance"
@@ -45,6 +46,7 @@ type Server struct {
 	workers  *process.Workers
 	notifier *notify.Notifier
 	maint    *maintenance.Maintenance
+	alerts   *alert.Sender  // nil without PGINBOX_ALERT_URL
 	mux      *http.ServeMux // the public listener
 	adminMux http.Handler   // the operators' listener
 
@@ -148,7 +150,18 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			Log: log.With("component", "workers"),
 		}
 	}
+	if cfg.AlertURL != "" {
+		s.alerts, err = alert.New(s.work, alert.Config{
+			URL: cfg.AlertURL, Secret: cfg.AlertSecret, Format: cfg.AlertFormat, RoutingKey: cfg.AlertRoutingKey,
+			Remedies: pginbox.CheckRemedies(),
+		}, m, log.With("component", "alert"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	s.maint = maintenance.New(s.work, maintenance.Config{
+		AfterChecks:    s.checked,
 		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
 		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
 		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.BackfillTimeout, BackfillLookback: cfg.BackfillLookback,
@@ -242,6 +255,14 @@ func (s *Server) routes() *http.ServeMux {
 	return mux
 }
 
+// checked runs after each run of the checks: the alerts it queued are sent
+// at once instead of at the sender's next poll.
+func (s *Server) checked() {
+	if s.alerts != nil {
+		s.alerts.Wake()
+	}
+}
+
 // stored runs after a delivery committed: wake our own workers at once and
 // other runners through a coalesced NOTIFY.
 func (s *Server) stored() {
@@ -316,6 +337,9 @@ func (s *Server) Run(ctx context.Context) error {
 		spawn(s.workers.Run)
 	}
 	spawn(s.maint.Run)
+	if s.alerts != nil {
+		spawn(s.alerts.Run)
+	}
 	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
 		url := s.direct
 		if url == "" {

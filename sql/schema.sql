@@ -617,6 +617,45 @@ $$;
 
 COMMENT ON FUNCTION webhooks._providers() IS 'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
 
+CREATE FUNCTION webhooks._queue_alert() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_firing boolean;
+    v_run_at timestamptz;
+    v_breach boolean := NOT NEW.ok;
+BEGIN
+    INSERT INTO webhooks.alert_state (name) VALUES (NEW.name)
+    ON CONFLICT (name) DO NOTHING;
+
+    SELECT s.firing, s.run_at INTO v_firing, v_run_at
+    FROM webhooks.alert_state AS s
+    WHERE s.name = NEW.name
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND OR NEW.run_at <= v_run_at THEN
+        RETURN NULL;
+    END IF;
+
+    UPDATE webhooks.alert_state AS s
+    SET run_at = NEW.run_at,
+        firing = v_breach,
+        changed_at = CASE WHEN v_firing = v_breach THEN s.changed_at ELSE NEW.run_at END
+    WHERE s.name = NEW.name;
+
+    IF v_firing IS DISTINCT FROM v_breach THEN
+        INSERT INTO webhooks.alerts (name, family, status, value, min_ok, max_ok, description, at)
+        SELECT NEW.name, NEW.family, CASE WHEN v_breach THEN 'firing' ELSE 'resolved' END,
+               NEW.value, NEW.min_ok, NEW.max_ok,
+               (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+               NEW.run_at;
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._queue_alert() IS 'Trigger on webhooks.check_results: records in webhooks.alerts each check that starts to breach (firing) or clears (resolved), once per transition whatever the number of runners (state in webhooks.alert_state).';
+
 CREATE FUNCTION webhooks._reconcile_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -2683,6 +2722,45 @@ CREATE VIEW webhooks._expectations_masked AS
 
 COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select expectations.status_url itself (grant_reader does not give it).';
 
+CREATE TABLE webhooks.alert_state (
+    name text NOT NULL,
+    firing boolean DEFAULT false NOT NULL,
+    run_at timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone
+);
+
+COMMENT ON TABLE webhooks.alert_state IS 'Per anomaly check: whether its alert is firing, and the run it was last judged on (see webhooks.alerts).';
+
+CREATE TABLE webhooks.alerts (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    family text NOT NULL,
+    status text NOT NULL,
+    value numeric,
+    min_ok numeric,
+    max_ok numeric,
+    description text,
+    at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    sent_at timestamp with time zone,
+    given_up_at timestamp with time zone,
+    last_error text,
+    CONSTRAINT alerts_status_check CHECK ((status = ANY (ARRAY['firing'::text, 'resolved'::text])))
+);
+
+COMMENT ON TABLE webhooks.alerts IS 'Outbox of alert POSTs: one row per check that started to breach (firing) or cleared (resolved), sent once by one runner (sent_at), retried with backoff (attempts, next_attempt_at, last_error).';
+
+ALTER TABLE webhooks.alerts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME webhooks.alerts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE webhooks.backfill_checkpoints (
     provider text NOT NULL,
     read_until timestamp with time zone NOT NULL,
@@ -3133,6 +3211,12 @@ CREATE TABLE webhooks.view_refreshes (
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
 
+ALTER TABLE ONLY webhooks.alert_state
+    ADD CONSTRAINT alert_state_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY webhooks.alerts
+    ADD CONSTRAINT alerts_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY webhooks.backfill_checkpoints
     ADD CONSTRAINT backfill_checkpoints_pkey PRIMARY KEY (provider);
 
@@ -3187,6 +3271,8 @@ ALTER TABLE ONLY webhooks.tombstones
 ALTER TABLE ONLY webhooks.view_refreshes
     ADD CONSTRAINT view_refreshes_pkey PRIMARY KEY (view_name);
 
+CREATE INDEX alerts_unsent_idx ON webhooks.alerts USING btree (id) WHERE ((sent_at IS NULL) AND (given_up_at IS NULL));
+
 CREATE INDEX check_results_run_at_idx ON webhooks.check_results USING btree (run_at);
 
 CREATE INDEX contradictions_detected_at_idx ON webhooks.contradictions USING btree (detected_at);
@@ -3231,6 +3317,8 @@ CREATE INDEX tombstones_provider_seq_idx ON webhooks.tombstones USING btree (pro
 
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider, bucket);
 
+CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
+
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
@@ -3263,6 +3351,8 @@ REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._queue_alert() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
 

@@ -36,6 +36,9 @@ type Config struct {
 	// BackfillTimeout bounds one backfill pass; BackfillLookback is how
 	// far back a provider's first event-log pass reads.
 	BackfillTimeout, BackfillLookback time.Duration
+	// AfterChecks, when set, is called after each run of the checks that
+	// committed (the alert sender's wake-up).
+	AfterChecks func()
 }
 
 // NotifiedPassGap is the least time between two reconcile passes a runner
