@@ -136,6 +136,11 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		return nil, err
 	}
 	m := metrics.New(s.console)
+	for name := range cfg.Providers {
+		// Served as 0 from the start, so the rule on ingest's 503s sees the
+		// first one (an increase needs a series that existed before it).
+		m.Rejections.WithLabelValues(name, "database unavailable")
+	}
 	s.metricsMu.Lock()
 	s.metrics = m
 	s.metricsMu.Unlock()
