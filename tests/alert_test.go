@@ -216,3 +216,38 @@ func TestAlertsRetriedUntilDelivered(t *testing.T) {
 		t.Fatalf("pginbox_alert_posts_total{outcome=\"retry\"} = %d, want 2", n)
 	}
 }
+
+// TestAlertsRefusedAreGivenUp: a receiver that refuses an alert with a 4xx
+// other than 408/429 gets it once (sending it again cannot succeed): the
+// row is given up with the status in last_error, and the check's next alert
+// (resolved) is still sent.
+func TestAlertsRefusedAreGivenUp(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	rcv := newAlertReceiver(t, func(check string, n int) int {
+		if check == "dead_events_24h" && n == 1 {
+			return http.StatusUnprocessableEntity
+		}
+		return http.StatusOK
+	})
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, last_error, attempts)
+		VALUES ('sume', 'dead-1', 't', '{}', 'dead', 'boom', 1)`)
+	srv := startServer(t, conf.URL(), runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour, AlertURL: rcv.URL}, sumeOnly)
+	waitFor(t, 30*time.Second, "the firing alert given up", func() bool {
+		return queryInt(t, pool, `SELECT count(*) FROM webhooks.alerts
+			WHERE name = 'dead_events_24h' AND status = 'firing' AND given_up_at IS NOT NULL AND sent_at IS NULL
+			  AND attempts = 1 AND last_error LIKE '%422%'`) == 1
+	})
+	execSQL(t, pool, `DELETE FROM webhooks.events WHERE external_id = 'dead-1'`)
+	waitFor(t, 30*time.Second, "the resolved POST after the refused firing", func() bool {
+		_, d := rcv.got("dead_events_24h", "resolved")
+		return len(d) == 1
+	})
+	if all, _ := rcv.got("dead_events_24h", "firing"); len(all) != 1 {
+		t.Fatalf("the refused firing alert was POSTed %d times, want 1", len(all))
+	}
+	if n := metricValue(t, srv.Admin, "pginbox_alert_posts_total", `outcome="rejected"`); n != 1 {
+		t.Fatalf("pginbox_alert_posts_total{outcome=\"rejected\"} = %d, want 1", n)
+	}
+}
