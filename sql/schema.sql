@@ -649,6 +649,9 @@ BEGIN
                NEW.value, NEW.min_ok, NEW.max_ok,
                (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
                NEW.run_at;
+        -- The outbox stays bounded whether or not a runner sends it (checks
+        -- run by pg_cron or pginbox checks with no PGINBOX_ALERT_URL set).
+        DELETE FROM webhooks.alerts AS a WHERE a.created_at < now() - interval '30 days';
     END IF;
     RETURN NULL;
 END;

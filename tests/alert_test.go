@@ -251,3 +251,39 @@ func TestAlertsRefusedAreGivenUp(t *testing.T) {
 		t.Fatalf("pginbox_alert_posts_total{outcome=\"rejected\"} = %d, want 1", n)
 	}
 }
+
+// TestAlertsOldBacklogNotSent: an alert unsent a day after its transition
+// is not sent (nor does it hold back its check's newer alert), and a new
+// transition deletes rows older than 30 days, sent or not: the outbox stays
+// bounded even where no runner sends it.
+func TestAlertsOldBacklogNotSent(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	execSQL(t, pool, `INSERT INTO webhooks.alerts (name, family, status, at, created_at, next_attempt_at) VALUES
+		('gaps_recent', 'gaps', 'firing', now() - interval '40 days', now() - interval '40 days', now() - interval '40 days'),
+		('dead_events_24h', 'referential', 'firing', now() - interval '2 days', now() - interval '2 days', now() - interval '2 days'),
+		('dead_events_24h', 'referential', 'resolved', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour')`)
+	rcv := newAlertReceiver(t, nil)
+	startServer(t, conf.URL(), runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour, AlertURL: rcv.URL}, sumeOnly)
+	waitFor(t, 30*time.Second, "the resolved alert of the last hour", func() bool {
+		_, d := rcv.got("dead_events_24h", "resolved")
+		return len(d) == 1
+	})
+	if all, _ := rcv.got("dead_events_24h", "firing"); len(all) != 0 {
+		t.Fatalf("a firing alert two days old was sent %d times", len(all))
+	}
+	// A new transition (a breach) prunes the 40-day-old row.
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, last_error, attempts)
+		VALUES ('sume', 'dead-1', 't', '{}', 'dead', 'boom', 1)`)
+	waitFor(t, 30*time.Second, "the new firing alert", func() bool {
+		_, d := rcv.got("dead_events_24h", "firing")
+		return len(d) == 1
+	})
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.alerts WHERE created_at < now() - interval '30 days'`); n != 0 {
+		t.Fatalf("%d alerts older than 30 days kept", n)
+	}
+	if all, _ := rcv.got("gaps_recent", "firing"); len(all) != 0 {
+		t.Fatal("a 40-day-old alert was sent")
+	}
+}

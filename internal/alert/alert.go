@@ -147,9 +147,9 @@ func (s *Sender) Run(ctx context.Context) {
 	}
 }
 
-// Flush sends every alert due now, oldest first, one transaction each, and
-// drops the sent ones older than a month. It returns at the first database
-// error; a receiver's failure is recorded on the row, not returned.
+// Flush sends every alert due now, oldest first, one transaction each. It
+// returns at the first database error; a receiver's failure is recorded on
+// the row, not returned.
 func (s *Sender) Flush(ctx context.Context) error {
 	for ctx.Err() == nil {
 		sent, err := s.sendOne(ctx)
@@ -160,25 +160,24 @@ func (s *Sender) Flush(ctx context.Context) error {
 			break
 		}
 	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM webhooks.alerts
-		WHERE (sent_at IS NOT NULL OR given_up_at IS NOT NULL) AND created_at < now() - interval '30 days'`)
-	if err != nil {
-		return fmt.Errorf("prune alerts: %w", err)
-	}
 	return nil
 }
 
 // pickDue locks the oldest alert due now whose check has no older alert
 // still to send (a check's firing always reaches the receiver before its
-// resolved), skipping rows another runner holds.
+// resolved), skipping rows another runner holds. An alert not sent within
+// a day of its transition is no longer sent: a receiver down that long, or
+// an alert URL set for the first time, gets today's news, not a backlog.
 const pickDue = `
 SELECT a.id, a.name, a.family, a.status, a.value::float8, a.min_ok::float8, a.max_ok::float8,
        coalesce(a.description, ''), a.at, a.attempts,
        (SELECT max(f.at) FROM webhooks.alerts AS f WHERE f.name = a.name AND f.id < a.id AND f.status = 'firing')
 FROM webhooks.alerts AS a
 WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.next_attempt_at <= now()
+  AND a.created_at > now() - interval '1 day'
   AND NOT EXISTS (SELECT FROM webhooks.alerts AS b
-                  WHERE b.name = a.name AND b.id < a.id AND b.sent_at IS NULL AND b.given_up_at IS NULL)
+                  WHERE b.name = a.name AND b.id < a.id AND b.sent_at IS NULL AND b.given_up_at IS NULL
+                    AND b.created_at > now() - interval '1 day')
 ORDER BY a.id
 LIMIT 1
 FOR UPDATE OF a SKIP LOCKED`

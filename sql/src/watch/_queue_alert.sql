@@ -13,6 +13,7 @@
 -- to that run (and to the next one) instead of waiting on it inside
 -- run_checks (whose lock_timeout would fail the whole run). A result older
 -- than the one last judged (a slow run committing late) changes nothing.
+-- Rows older than 30 days are deleted whenever a new one is written.
 CREATE OR REPLACE FUNCTION webhooks._queue_alert()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -47,6 +48,9 @@ BEGIN
                NEW.value, NEW.min_ok, NEW.max_ok,
                (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
                NEW.run_at;
+        -- The outbox stays bounded whether or not a runner sends it (checks
+        -- run by pg_cron or pginbox checks with no PGINBOX_ALERT_URL set).
+        DELETE FROM webhooks.alerts AS a WHERE a.created_at < now() - interval '30 days';
     END IF;
     RETURN NULL;
 END;
