@@ -34,8 +34,9 @@ run: postgres build ## start pginbox serve on the embedded cluster under .pginbo
 	PGINBOX_PROVIDERS="$${PGINBOX_PROVIDERS:-sume=sume}" PGINBOX_SECRET_SUME="$${PGINBOX_SECRET_SUME:-demo-secret-change-me}" ./$(BIN) serve
 
 .PHONY: test
-test: postgres ## run every test against a throwaway cluster (installs PostgreSQL, and Chromium for the browser tests, if missing)
+test: postgres ## run every test against a throwaway cluster (installs PostgreSQL, promtool for the Prometheus rules, and Chromium for the browser tests, if missing)
 	@./tests/ensure-browser.sh
+	@./tests/ensure-promtool.sh
 	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 
@@ -48,6 +49,12 @@ screenshots: postgres ## regenerate the README's console screenshots (docs/conso
 	$(WITHPG) $(GO) test -count=1 -timeout 10m ./tests -run '^TestConsoleInBrowser$$'
 	cp $(addprefix tests/out/,$(SCREENSHOTS)) docs/
 	@git status --short -- $(addprefix docs/,$(SCREENSHOTS))
+
+.PHONY: rules-test
+rules-test: ## check and unit-test the Prometheus alerting rules (deploy/prometheus) with promtool (installed if missing)
+	@./tests/ensure-promtool.sh
+	promtool check rules deploy/prometheus/pginbox-rules.yml
+	cd deploy/prometheus && promtool test rules pginbox-rules.test.yml
 
 .PHONY: test-race
 test-race: postgres ## the tests with the race detector

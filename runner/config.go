@@ -138,6 +138,21 @@ type Config struct {
 	// checkpoint. Default 72h.
 	BackfillLookback time.Duration
 
+	// AlertURL receives a POST when an anomaly check starts to breach
+	// (firing) and when it clears (resolved), within seconds of the run of
+	// the checks that saw it; one per transition however many runners
+	// share the database, retried with backoff. Empty (the default): none.
+	AlertURL string
+	// AlertSecret, a Standard Webhooks secret (whsec_<base64>), signs each
+	// alert POST (webhook-id, webhook-timestamp, webhook-signature). Empty:
+	// unsigned.
+	AlertSecret string
+	// AlertFormat is the alert POST's body: "pginbox" (the default),
+	// "slack", "pagerduty" or "alertmanager".
+	AlertFormat string
+	// AlertRoutingKey is the PagerDuty routing key (AlertFormat pagerduty).
+	AlertRoutingKey string
+
 	// backfill and logs are built from ProviderAPIs by validate: the APIs
 	// asked about gaps and the event logs read.
 	backfill map[string]backfill.StatusAPI
@@ -234,6 +249,9 @@ func (c *Config) checkAll(n names, log *slog.Logger) error {
 			fix = "set AdminToken (PGINBOX_ADMIN_TOKEN), or listen on 127.0.0.1 (AdminAddr, PGINBOX_ADMIN_ADDR)"
 		}
 		return n.err("AdminAddr", fmt.Sprintf("%q is not a loopback address and %s is empty: %s", c.AdminAddr, n.of("AdminToken"), fix))
+	}
+	if c.AlertFormat == "pagerduty" && c.AlertRoutingKey == "" && c.AlertURL != "" {
+		return n.err("AlertRoutingKey", "is empty and "+n.of("AlertFormat")+" is pagerduty: PagerDuty Events v2 needs the integration's routing key")
 	}
 	kinds := map[string]string{}
 	for name, p := range c.Providers {

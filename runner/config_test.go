@@ -109,7 +109,8 @@ func TestDefaultConfig(t *testing.T) {
 		ListenPing: 10 * time.Second, ReconcileEvery: time.Minute, ChecksEvery: time.Minute, ShutdownTimeout: 30 * time.Second,
 		HandlerTimeout: 5 * time.Minute, KeepPayload: 30 * 24 * time.Hour, KeepKeys: 400 * 24 * time.Hour,
 		PruneEvery: time.Hour, IngestTimeout: 10 * time.Second, IngestBatch: 64, BackfillTimeout: 2 * time.Minute, BackfillLookback: 72 * time.Hour,
-		Providers: map[string]verify.Provider{},
+		AlertFormat: "pginbox",
+		Providers:   map[string]verify.Provider{},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("DefaultConfig()\n got %+v\nwant %+v", c, want)

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pginbox/pginbox"
+	"github.com/pginbox/pginbox/internal/alert"
 	"github.com/pginbox/pginbox/internal/database"
 	"github.com/pginbox/pginbox/internal/ingest"
 	"github.com/pginbox/pginbox/internal/maintenance"
@@ -49,6 +50,7 @@ type Server struct {
 	workers  *process.Workers
 	notifier *notify.Notifier
 	maint    *maintenance.Maintenance
+	alerts   *alert.Sender  // nil without PGINBOX_ALERT_URL
 	mux      *http.ServeMux // the public listener
 	adminMux http.Handler   // the operators' listener
 
@@ -152,6 +154,11 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		return nil, err
 	}
 	m := metrics.New(s.console)
+	for name := range cfg.Providers {
+		// Served as 0 from the start, so the rule on ingest's 503s sees the
+		// first one (an increase needs a series that existed before it).
+		m.Rejections.WithLabelValues(name, "database unavailable")
+	}
 	s.metricsMu.Lock()
 	s.metrics = m
 	s.metricsMu.Unlock()
@@ -166,7 +173,18 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 			Log: log.With("component", "workers"), Tracing: s.tracing,
 		}
 	}
+	if cfg.AlertURL != "" {
+		s.alerts, err = alert.New(s.work, alert.Config{
+			URL: cfg.AlertURL, Secret: cfg.AlertSecret, Format: cfg.AlertFormat, RoutingKey: cfg.AlertRoutingKey,
+			Remedies: pginbox.CheckRemedies(),
+		}, m, log.With("component", "alert"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	s.maint = maintenance.New(s.work, maintenance.Config{
+		AfterChecks:    s.checked,
 		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
 		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
 		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.BackfillTimeout, BackfillLookback: cfg.BackfillLookback,
@@ -270,6 +288,14 @@ func (s *Server) routes() *http.ServeMux {
 	return mux
 }
 
+// checked runs after each run of the checks: the alerts it queued are sent
+// at once instead of at the sender's next poll.
+func (s *Server) checked() {
+	if s.alerts != nil {
+		s.alerts.Wake()
+	}
+}
+
 // stored runs after a delivery committed: wake our own workers at once and
 // other runners through a coalesced NOTIFY.
 func (s *Server) stored() {
@@ -344,6 +370,9 @@ func (s *Server) Run(ctx context.Context) error {
 		spawn(s.workers.Run)
 	}
 	spawn(s.maint.Run)
+	if s.alerts != nil {
+		spawn(s.alerts.Run)
+	}
 	if !s.cfg.PollOnly && (s.direct != "" || !s.pooled) {
 		url := s.direct
 		if url == "" {

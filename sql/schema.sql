@@ -424,11 +424,6 @@ CASE
     ELSE NULL::bigint
 END) STORED,
     body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
     CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
     CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
     CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
@@ -460,16 +455,6 @@ COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a c
 
 COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
 
-COMMENT ON COLUMN webhooks.events.order_key IS 'The event''s sequence for ordered processing (the payload''s value at webhooks.ordering.key_path, as text); NULL: not ordered.';
-
-COMMENT ON COLUMN webhooks.events.order_num IS 'The order value within its sequence when it is a JSON number (webhooks.ordering.order_path).';
-
-COMMENT ON COLUMN webhooks.events.order_text IS 'The order value within its sequence when it is a JSON string or boolean, compared byte by byte.';
-
-COMMENT ON COLUMN webhooks.events.order_held IS 'true while an earlier event of its sequence is not processed (or another of it is being processed): not handed out by claim() or the runner.';
-
-COMMENT ON COLUMN webhooks.events.out_of_order IS 'true when the event was processed after a later event of its sequence had been processed (a late arrival).';
-
 CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -490,7 +475,6 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
-          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)
@@ -506,15 +490,14 @@ BEGIN
            e.attempts + 1,                  -- attempts
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
-           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
-           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
+COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause(), and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 
 CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -542,269 +525,6 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
-
-CREATE FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) RETURNS record
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-#variable_conflict use_column
-BEGIN
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
-    FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
-    order_held := false;
-    IF order_key IS NULL THEN
-        RETURN;
-    END IF;
-    PERFORM webhooks._order_lock(_order_ingest.provider, order_key);
-    order_held := EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = _order_ingest.provider
-          AND e.order_key = _order_ingest.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false);
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered.';
-
-CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock(
-        pg_catalog.hashtextextended('pginbox.order' || chr(31) || _order_lock.provider || chr(31) || _order_lock.order_key, 0));
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key).';
-
-CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    -- A processed event waits for nothing; the probe below relies on it.
-    NEW.order_held := false;
-    IF NEW.out_of_order THEN
-        RETURN NEW;
-    END IF;
-    NEW.out_of_order := EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = NEW.provider
-          AND e.order_key = NEW.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = true
-          AND NOT e.order_held
-          AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-            > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id));
-    RETURN NEW;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed.';
-
-CREATE FUNCTION webhooks._order_settle(provider text, order_key text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-#variable_conflict use_column
-DECLARE
-    v_dead_blocks boolean;
-    v_busy        boolean;
-    v_ready       bigint[];
-    v_mine        bigint[];
-    v_id          bigint;
-    v_head_id     bigint;
-    v_head_status text;
-    v_target      bigint;
-BEGIN
-    IF _order_settle.provider IS NULL OR _order_settle.order_key IS NULL THEN
-        RETURN;
-    END IF;
-    PERFORM webhooks._order_lock(_order_settle.provider, _order_settle.order_key);
-
-    SELECT o.dead_blocks INTO v_dead_blocks
-    FROM webhooks.ordering AS o
-    WHERE o.provider = _order_settle.provider;
-    IF v_dead_blocks IS NULL THEN
-        -- No ordering (any more): nothing of this sequence waits.
-        UPDATE webhooks.events AS e
-        SET order_held = false
-        WHERE e.provider = _order_settle.provider
-          AND e.order_key = _order_settle.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
-          AND e.order_held
-          AND e.status IS NOT DISTINCT FROM 'pending';
-        RETURN;
-    END IF;
-
-    -- Both look-ups read events_order_idx. First the unfinished events of
-    -- the sequence that are not held: in flight (processing), runnable
-    -- (pending) or dead; a handful, however long the sequence.
-    SELECT coalesce(bool_or(e.status = 'processing'), false),
-           coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
-    INTO v_busy, v_ready
-    FROM webhooks.events AS e
-    WHERE e.provider = _order_settle.provider
-      AND e.order_key = _order_settle.order_key
-      AND e.order_key IS NOT NULL
-      AND (e.status = 'processed') = false
-      AND NOT e.order_held;
-    -- Lock them one by one through the primary key (never a scan, even
-    -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
-    -- NOT NULL, so it means "=") keeps the planner off the claim index,
-    -- whose predicate "status = 'pending' AND NOT order_held" would prove.
-    -- One that cannot be locked is in flight under a row-lock lease.
-    v_mine := '{}';
-    FOREACH v_id IN ARRAY v_ready LOOP
-        PERFORM FROM webhooks.events AS e
-        WHERE e.id = v_id
-          AND e.status IS NOT DISTINCT FROM 'pending'
-          AND e.order_held IS NOT DISTINCT FROM false
-        FOR UPDATE SKIP LOCKED;
-        IF FOUND THEN
-            v_mine := v_mine || v_id;
-        ELSE
-            v_busy := true;
-        END IF;
-    END LOOP;
-
-    -- The head: the first of the not-held ones (dead ones only while
-    -- dead_blocks) and the first held one, whichever sorts first.
-    SELECT h.id, h.status INTO v_head_id, v_head_status
-    FROM (
-        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
-                e.received_at, e.order_held
-         FROM webhooks.events AS e
-         WHERE e.provider = _order_settle.provider
-           AND e.order_key = _order_settle.order_key
-           AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
-           AND NOT e.order_held
-           AND (e.status <> 'dead' OR v_dead_blocks)
-         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-         LIMIT 1)
-        UNION ALL
-        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
-                e.received_at, e.order_held
-         FROM webhooks.events AS e
-         WHERE e.provider = _order_settle.provider
-           AND e.order_key = _order_settle.order_key
-           AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
-           AND e.order_held
-         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-         LIMIT 1)
-    ) AS h
-    ORDER BY h.n, h.t, h.received_at, h.id
-    LIMIT 1;
-
-    IF NOT v_busy AND v_head_status = 'pending' THEN
-        v_target := v_head_id;
-    END IF;
-
-    IF pg_catalog.cardinality(v_mine) > 0 THEN
-        UPDATE webhooks.events AS e
-        SET order_held = true
-        WHERE e.id = ANY (v_mine)
-          AND e.id IS DISTINCT FROM v_target;
-    END IF;
-    IF v_target IS NOT NULL THEN
-        UPDATE webhooks.events AS e
-        SET order_held = false
-        WHERE e.id = v_target
-          AND e.order_key = _order_settle.order_key
-          AND e.status IS NOT DISTINCT FROM 'pending'
-          AND e.order_held;
-    END IF;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
-
-CREATE FUNCTION webhooks._order_sync() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    IF pg_catalog.current_setting('pginbox.order_bulk', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP = 'DELETE' THEN
-        PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
-        RETURN NULL;
-    END IF;
-    PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
-    IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
-        PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
-    END IF;
-    RETURN NULL;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
-
-CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-DECLARE
-    v_key_path   text;
-    v_order_path text;
-BEGIN
-    SELECT o.key_path, o.order_path INTO v_key_path, v_order_path
-    FROM webhooks.ordering AS o
-    WHERE o.provider = _order_values.provider;
-    IF v_key_path IS NULL THEN
-        RETURN;
-    END IF;
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
-    FROM webhooks._order_values_at(v_key_path, v_order_path, _order_values.payload) AS v;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value). Called once at ingest.';
-
-CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-    AS $$
-DECLARE
-    v_key   jsonb;
-    v_order jsonb;
-BEGIN
-    IF _order_values_at.key_path IS NULL OR _order_values_at.payload IS NULL THEN
-        RETURN;
-    END IF;
-    v_key := jsonb_path_query_first(_order_values_at.payload, _order_values_at.key_path::jsonpath, '{}'::jsonb, true);
-    IF v_key IS NULL OR jsonb_typeof(v_key) NOT IN ('string', 'number', 'boolean') THEN
-        RETURN;
-    END IF;
-    IF _order_values_at.order_path IS NOT NULL THEN
-        v_order := jsonb_path_query_first(_order_values_at.payload, _order_values_at.order_path::jsonpath, '{}'::jsonb, true);
-        IF v_order IS NULL OR jsonb_typeof(v_order) NOT IN ('string', 'number', 'boolean') THEN
-            RETURN;
-        END IF;
-        IF jsonb_typeof(v_order) = 'number' THEN
-            order_num := v_order::numeric;
-        ELSE
-            order_text := CASE jsonb_typeof(v_order) WHEN 'string' THEN v_order #>> '{}' ELSE v_order::text END;
-            IF octet_length(order_text) > 255 THEN
-                order_text := NULL;
-                RETURN;
-            END IF;
-        END IF;
-    END IF;
-    order_key := CASE jsonb_typeof(v_key) WHEN 'string' THEN v_key #>> '{}' ELSE v_key::text END;
-    IF octet_length(order_key) > 255 THEN
-        order_key  := NULL;
-        order_num  := NULL;
-        order_text := NULL;
-    END IF;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or over 255 bytes. Never raises on a payload.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -896,6 +616,48 @@ CREATE FUNCTION webhooks._providers() RETURNS TABLE(provider text)
 $$;
 
 COMMENT ON FUNCTION webhooks._providers() IS 'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
+
+CREATE FUNCTION webhooks._queue_alert() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_firing boolean;
+    v_run_at timestamptz;
+    v_breach boolean := NOT NEW.ok;
+BEGIN
+    INSERT INTO webhooks.alert_state (name) VALUES (NEW.name)
+    ON CONFLICT (name) DO NOTHING;
+
+    SELECT s.firing, s.run_at INTO v_firing, v_run_at
+    FROM webhooks.alert_state AS s
+    WHERE s.name = NEW.name
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND OR NEW.run_at <= v_run_at THEN
+        RETURN NULL;
+    END IF;
+
+    UPDATE webhooks.alert_state AS s
+    SET run_at = NEW.run_at,
+        firing = v_breach,
+        changed_at = CASE WHEN v_firing = v_breach THEN s.changed_at ELSE NEW.run_at END
+    WHERE s.name = NEW.name;
+
+    IF v_firing IS DISTINCT FROM v_breach THEN
+        INSERT INTO webhooks.alerts (name, family, status, value, min_ok, max_ok, description, at)
+        SELECT NEW.name, NEW.family, CASE WHEN v_breach THEN 'firing' ELSE 'resolved' END,
+               NEW.value, NEW.min_ok, NEW.max_ok,
+               (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+               NEW.run_at;
+        -- The outbox stays bounded whether or not a runner sends it (checks
+        -- run by pg_cron or pginbox checks with no PGINBOX_ALERT_URL set).
+        DELETE FROM webhooks.alerts AS a WHERE a.created_at < now() - interval '30 days';
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._queue_alert() IS 'Trigger on webhooks.check_results: records in webhooks.alerts each check that starts to breach (firing) or clears (resolved), once per transition whatever the number of runners (state in webhooks.alert_state).';
 
 CREATE FUNCTION webhooks._reconcile_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -1414,7 +1176,6 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
-          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)
@@ -1435,51 +1196,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause() and events held behind an earlier event of their sequence (set_ordering()): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
-
-CREATE FUNCTION webhooks.clear_ordering(provider text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-#variable_conflict use_column
-DECLARE
-    v_keys text[];
-BEGIN
-    PERFORM webhooks._require_text('provider', clear_ordering.provider, 64);
-    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM webhooks.ordering AS o WHERE o.provider = clear_ordering.provider;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-
-    -- Each sequence locked before any of its events is written, as in
-    -- set_ordering(): no settle of it runs meanwhile.
-    v_keys := ARRAY(
-        SELECT DISTINCT e.order_key
-        FROM webhooks.events AS e
-        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
-        ORDER BY 1);
-    PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
-
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
-    SET order_key  = NULL,
-        order_num  = NULL,
-        order_text = NULL,
-        order_held = false
-    FROM (
-        SELECT p.id
-        FROM webhooks.events AS p
-        WHERE p.provider = clear_ordering.provider
-          AND p.status = 'pending'
-          AND p.order_key IS NOT NULL
-        FOR UPDATE OF p SKIP LOCKED
-    ) AS v
-    WHERE e.id = v.id;
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks.clear_ordering(provider text) IS 'Turns strict order per key off for provider: its pending events become unordered and runnable at once. Idempotent.';
+COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause(): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
 
 CREATE FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1819,10 +1536,6 @@ DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
-    v_okey     text;
-    v_onum     numeric;
-    v_otext    text;
-    v_held     boolean;
 BEGIN
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
@@ -1874,25 +1587,13 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
-                IF v_held IS NULL THEN
-                    v_held := false;
-                    IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
-                    END IF;
-                END IF;
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
-                                                  order_key, order_num, order_text, order_held)
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
-                        v_okey, v_onum, v_otext, v_held)
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
-                    IF v_held THEN
-                        PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
-                    END IF;
                     IF ingest_webhook.notify THEN
                         PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
                     END IF;
@@ -1959,41 +1660,20 @@ BEGIN
         END IF;
 
         -- 2. A new key, or a pending event with another payload: the one
-        --    atomic upsert decides, exactly as before the look existed. An
-        --    ordered event's place in its sequence is computed once, here
-        --    (_order_ingest); a reconciled payload gets it again, and the
-        --    trigger events_order_sync settles the sequences it left and
-        --    joined. A provider without ordering pays one primary-key
-        --    probe of webhooks.ordering.
-        IF v_held IS NULL THEN
-            v_held := false;
-            IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
-            END IF;
-        END IF;
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
-                                          order_key, order_num, order_text, order_held)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
-                v_okey, v_onum, v_otext, v_held)
+        --    atomic upsert decides, exactly as before the look existed.
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
                 revision   = e.revision + 1,
-                updated_at = now(),
-                order_key  = excluded.order_key,
-                order_num  = excluded.order_num,
-                order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
+                updated_at = now()
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
 
         IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held THEN
-                PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
-            END IF;
             IF ingest_webhook.notify THEN
                 PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
             END IF;
@@ -2909,107 +2589,6 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
-CREATE FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text DEFAULT NULL::text, dead_blocks boolean DEFAULT true) RETURNS void
-    LANGUAGE plpgsql
-    AS $_$
-#variable_conflict use_column
-DECLARE
-    v_old  webhooks.ordering;
-    v_keys text[];
-BEGIN
-    PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
-    IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
-       OR octet_length(set_ordering.key_path) > 1000 THEN
-        RAISE EXCEPTION 'pginbox: key_path must be an SQL/JSON path of at most 1000 bytes such as ''$.data.object.customer'', got %',
-            coalesce(quote_literal(left(set_ordering.key_path, 100)), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    BEGIN
-        PERFORM set_ordering.key_path::jsonpath;
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION 'pginbox: key_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.key_path, 100)), SQLERRM
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Write it like ''$.data.object.customer''.';
-    END;
-    IF set_ordering.order_path IS NOT NULL THEN
-        IF btrim(set_ordering.order_path, E' \t\r\n') = '' OR octet_length(set_ordering.order_path) > 1000 THEN
-            RAISE EXCEPTION 'pginbox: order_path must be NULL or an SQL/JSON path of at most 1000 bytes such as ''$.created'', got %',
-                quote_literal(left(set_ordering.order_path, 100))
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        BEGIN
-            PERFORM set_ordering.order_path::jsonpath;
-        EXCEPTION WHEN OTHERS THEN
-            RAISE EXCEPTION 'pginbox: order_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.order_path, 100)), SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Write it like ''$.created'', or pass NULL to order by arrival.';
-        END;
-    END IF;
-    IF set_ordering.dead_blocks IS NULL THEN
-        RAISE EXCEPTION 'pginbox: dead_blocks must be true or false, got NULL'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- One call at a time (ingest only reads this table and does not wait).
-    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
-    SELECT o.* INTO v_old FROM webhooks.ordering AS o WHERE o.provider = set_ordering.provider;
-    IF v_old.provider IS NOT NULL AND v_old.key_path = set_ordering.key_path
-       AND v_old.order_path IS NOT DISTINCT FROM set_ordering.order_path
-       AND v_old.dead_blocks = set_ordering.dead_blocks THEN
-        RETURN;
-    END IF;
-
-    INSERT INTO webhooks.ordering AS o (provider, key_path, order_path, dead_blocks)
-    VALUES (set_ordering.provider, set_ordering.key_path, set_ordering.order_path, set_ordering.dead_blocks)
-    ON CONFLICT (provider) DO UPDATE
-        SET key_path    = excluded.key_path,
-            order_path  = excluded.order_path,
-            dead_blocks = excluded.dead_blocks,
-            updated_at  = now();
-
-    -- The sequences touched, old and new, each locked before any event of
-    -- it is written (the triggers' settles take the same locks first).
-    v_keys := ARRAY(
-        SELECT DISTINCT k FROM (
-            SELECT e.order_key AS k
-            FROM webhooks.events AS e
-            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
-            UNION ALL
-            SELECT v.order_key
-            FROM webhooks.events AS e
-            CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, e.payload) AS v
-            WHERE e.provider = set_ordering.provider AND e.status = 'pending'
-        ) AS keys
-        WHERE k IS NOT NULL
-        ORDER BY k);
-    PERFORM webhooks._order_lock(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
-
-    -- Pending events not locked by a worker right now get the new values,
-    -- held until their sequence is settled below. The triggers stand aside
-    -- for this statement (pginbox.order_bulk): the settles follow.
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
-    SET order_key  = v.order_key,
-        order_num  = v.order_num,
-        order_text = v.order_text,
-        order_held = v.order_key IS NOT NULL
-    FROM (
-        SELECT p.id, n.order_key, n.order_num, n.order_text
-        FROM webhooks.events AS p
-        CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
-        WHERE p.provider = set_ordering.provider
-          AND p.status = 'pending'
-        FOR UPDATE OF p SKIP LOCKED
-    ) AS v
-    WHERE e.id = v.id;
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
-
-    PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
-END;
-$_$;
-
-COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
-
 CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -3145,6 +2724,45 @@ CREATE VIEW webhooks._expectations_masked AS
    FROM webhooks.expectations x;
 
 COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select expectations.status_url itself (grant_reader does not give it).';
+
+CREATE TABLE webhooks.alert_state (
+    name text NOT NULL,
+    firing boolean DEFAULT false NOT NULL,
+    run_at timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone
+);
+
+COMMENT ON TABLE webhooks.alert_state IS 'Per anomaly check: whether its alert is firing, and the run it was last judged on (see webhooks.alerts).';
+
+CREATE TABLE webhooks.alerts (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    family text NOT NULL,
+    status text NOT NULL,
+    value numeric,
+    min_ok numeric,
+    max_ok numeric,
+    description text,
+    at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    sent_at timestamp with time zone,
+    given_up_at timestamp with time zone,
+    last_error text,
+    CONSTRAINT alerts_status_check CHECK ((status = ANY (ARRAY['firing'::text, 'resolved'::text])))
+);
+
+COMMENT ON TABLE webhooks.alerts IS 'Outbox of alert POSTs: one row per check that started to breach (firing) or cleared (resolved), sent once by one runner (sent_at), retried with backoff (attempts, next_attempt_at, last_error).';
+
+ALTER TABLE webhooks.alerts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME webhooks.alerts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 CREATE TABLE webhooks.backfill_checkpoints (
     provider text NOT NULL,
@@ -3397,26 +3015,6 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 
 COMMENT ON MATERIALIZED VIEW webhooks.latency_1h IS 'Per provider, events processed in the last hour (received in the last 24 h, not replayed): count and p50/p99 of received->processed and claimed->processed, in seconds.';
 
-CREATE TABLE webhooks.ordering (
-    provider text NOT NULL,
-    key_path text NOT NULL,
-    order_path text,
-    dead_blocks boolean DEFAULT true NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT ordering_key_path_check CHECK (((btrim(key_path) <> ''::text) AND (octet_length(key_path) <= 1000))),
-    CONSTRAINT ordering_order_path_check CHECK (((btrim(order_path) <> ''::text) AND (octet_length(order_path) <= 1000))),
-    CONSTRAINT ordering_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
-);
-
-COMMENT ON TABLE webhooks.ordering IS 'Providers whose events are processed in strict order per key (set_ordering(), clear_ordering()).';
-
-COMMENT ON COLUMN webhooks.ordering.key_path IS 'SQL/JSON path to the sequence key in the payload (e.g. $.data.object.customer).';
-
-COMMENT ON COLUMN webhooks.ordering.order_path IS 'SQL/JSON path to the order value (e.g. $.created): numbers sort as numbers, text as text; NULL: by received_at, id.';
-
-COMMENT ON COLUMN webhooks.ordering.dead_blocks IS 'true: a dead event keeps its sequence waiting until it is replayed and processed; false: the sequence goes on.';
-
 CREATE TABLE webhooks.paused_providers (
     provider text NOT NULL,
     reason text NOT NULL,
@@ -3616,6 +3214,12 @@ CREATE TABLE webhooks.view_refreshes (
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
 
+ALTER TABLE ONLY webhooks.alert_state
+    ADD CONSTRAINT alert_state_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY webhooks.alerts
+    ADD CONSTRAINT alerts_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY webhooks.backfill_checkpoints
     ADD CONSTRAINT backfill_checkpoints_pkey PRIMARY KEY (provider);
 
@@ -3640,9 +3244,6 @@ ALTER TABLE ONLY webhooks.event_types
 ALTER TABLE webhooks.events
     ADD CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))) NOT VALID;
 
-ALTER TABLE webhooks.events
-    ADD CONSTRAINT events_order_check CHECK (((order_key IS NOT NULL) OR ((order_num IS NULL) AND (order_text IS NULL) AND (NOT order_held)))) NOT VALID;
-
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_pkey PRIMARY KEY (id);
 
@@ -3651,9 +3252,6 @@ ALTER TABLE ONLY webhooks.events
 
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
-
-ALTER TABLE ONLY webhooks.ordering
-    ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
 ALTER TABLE ONLY webhooks.paused_providers
     ADD CONSTRAINT paused_providers_pkey PRIMARY KEY (provider);
@@ -3676,19 +3274,19 @@ ALTER TABLE ONLY webhooks.tombstones
 ALTER TABLE ONLY webhooks.view_refreshes
     ADD CONSTRAINT view_refreshes_pkey PRIMARY KEY (view_name);
 
+CREATE INDEX alerts_unsent_idx ON webhooks.alerts USING btree (id) WHERE ((sent_at IS NULL) AND (given_up_at IS NULL));
+
 CREATE INDEX check_results_run_at_idx ON webhooks.check_results USING btree (run_at);
 
 CREATE INDEX contradictions_detected_at_idx ON webhooks.contradictions USING btree (detected_at);
 
-CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id) WHERE ((status = 'pending'::text) AND (NOT order_held));
+CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id) WHERE (status = 'pending'::text);
 
 CREATE INDEX events_dead_idx ON webhooks.events USING btree (updated_at) WHERE (status = 'dead'::text);
 
 CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, COALESCE((payload ->> 'job_id'::text), external_id), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
-
-CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
 
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
 
@@ -3722,11 +3320,7 @@ CREATE INDEX tombstones_provider_seq_idx ON webhooks.tombstones USING btree (pro
 
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider, bucket);
 
-CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
-
-CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
-
-CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
+CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
 
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
@@ -3757,23 +3351,11 @@ REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) F
 
 REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_settle(provider text, order_key text) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
-
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._queue_alert() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
 
@@ -3798,8 +3380,6 @@ REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], hea
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks.clear_ordering(provider text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) FROM PUBLIC;
 
@@ -3858,8 +3438,6 @@ REVOKE ALL ON FUNCTION webhooks.resume(provider text, actor text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) FROM PUBLIC;
 

@@ -111,6 +111,21 @@ func TestSecretErrorsNeverRepeatTheValue(t *testing.T) {
 	x = s()
 	add("PGINBOX_DIRECT_URL that does not parse", "PGINBOX_DIRECT_URL", x,
 		map[string]string{"DATABASE_URL": okDB, "PGINBOX_DIRECT_URL": "postgres://u:" + x + "@127.0.0.1:bad/db"}, "migrate")
+	x = s()
+	add("alert secret without whsec_", "PGINBOX_ALERT_SECRET", x, map[string]string{"DATABASE_URL": okDB,
+		"PGINBOX_ALERT_URL": "https://alerts.test/in", "PGINBOX_ALERT_SECRET": base64.StdEncoding.EncodeToString([]byte(x))})
+	x = s()
+	add("alert secret not base64", "PGINBOX_ALERT_SECRET", x, map[string]string{"DATABASE_URL": okDB,
+		"PGINBOX_ALERT_URL": "https://alerts.test/in", "PGINBOX_ALERT_SECRET": "whsec_!" + x})
+	x = s()
+	add("alert secret too short", "PGINBOX_ALERT_SECRET", x[:8], map[string]string{"DATABASE_URL": okDB,
+		"PGINBOX_ALERT_URL": "https://alerts.test/in", "PGINBOX_ALERT_SECRET": "whsec_" + base64.StdEncoding.EncodeToString([]byte(x[:8]))})
+	x = s()
+	add("alert URL: a Slack URL without https", "PGINBOX_ALERT_URL", x, map[string]string{"DATABASE_URL": okDB,
+		"PGINBOX_ALERT_URL": "hooks.slack.test/services/" + x})
+	x = s()
+	add("alert routing key missing", "PGINBOX_ALERT_ROUTING_KEY", x, map[string]string{"DATABASE_URL": okDB,
+		"PGINBOX_ALERT_URL": "https://events.pagerduty.test/v2/enqueue?k=" + x, "PGINBOX_ALERT_FORMAT": "pagerduty"})
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,11 +1,13 @@
 package envconfig
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -230,4 +232,48 @@ func cidrList() kind {
 		}
 		return out, nil
 	}}
+}
+
+// webhookURL is an absolute http or https URL; empty means none. Its
+// errors never repeat the value: a Slack incoming-webhook URL is a secret
+// in its path.
+func webhookURL() kind {
+	return kind{
+		want:   "is not an absolute http or https URL",
+		secret: true,
+		parse:  func(s string) (any, error) { return strings.TrimSpace(s), nil },
+		valid: func(v any) bool {
+			s := v.(string)
+			if s == "" {
+				return true
+			}
+			u, err := url.Parse(s)
+			return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+		},
+	}
+}
+
+// whsec is a Standard Webhooks secret, "whsec_" then the base64 of at
+// least 16 bytes; empty means none. Its errors never repeat the value.
+func whsec() kind {
+	return kind{
+		want:   `is not a Standard Webhooks secret: "whsec_" then the base64 of at least 16 random bytes (e.g. whsec_$(openssl rand -base64 32))`,
+		secret: true,
+		parse:  func(s string) (any, error) { return strings.TrimSpace(s), nil },
+		valid: func(v any) bool {
+			s := v.(string)
+			if s == "" {
+				return true
+			}
+			b64, ok := strings.CutPrefix(s, "whsec_")
+			if !ok {
+				return false
+			}
+			key, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				key, err = base64.RawStdEncoding.DecodeString(b64)
+			}
+			return err == nil && len(key) >= 16
+		},
+	}
 }

@@ -96,4 +96,14 @@ var Table = []Setting{
 		Doc: "longest backfill pass", kind: duration(false)},
 	{Env: "PGINBOX_BACKFILL_LOOKBACK", Field: "BackfillLookback", Default: "72h",
 		Doc: "how far back the first event-log backfill pass of a provider reads", kind: duration(false)},
+
+	// Alerts.
+	{Env: "PGINBOX_ALERT_URL", Field: "AlertURL",
+		Doc: "where each check that starts to breach, and clears, is POSTed (http or https); unset: no alert POSTs", kind: webhookURL()},
+	{Env: "PGINBOX_ALERT_SECRET", Field: "AlertSecret",
+		Doc: "whsec_<base64 of at least 16 bytes>: signs each alert POST the Standard Webhooks way; unset: unsigned", kind: whsec()},
+	{Env: "PGINBOX_ALERT_FORMAT", Field: "AlertFormat", Default: "pginbox",
+		Doc: "the alert POST's body: pginbox, slack (incoming webhook), pagerduty (Events v2) or alertmanager (/api/v2/alerts)", kind: oneOf("pginbox", "slack", "pagerduty", "alertmanager")},
+	{Env: "PGINBOX_ALERT_ROUTING_KEY", Field: "AlertRoutingKey",
+		Doc: "PGINBOX_ALERT_FORMAT=pagerduty: the integration's routing key (required then)", kind: token(1)},
 }

@@ -130,5 +130,8 @@ func (s *Maintenance) checks(ctx context.Context, _ string) error {
 	if _, err := s.pool.Exec(ctx, `SELECT count(*) FROM webhooks.run_checks()`); err != nil {
 		return fmt.Errorf("run checks: %w", err)
 	}
+	if s.cfg.AfterChecks != nil {
+		s.cfg.AfterChecks()
+	}
 	return nil
 }

@@ -36,6 +36,9 @@ type Config struct {
 	// BackfillTimeout bounds one backfill pass; BackfillLookback is how
 	// far back a provider's first event-log pass reads.
 	BackfillTimeout, BackfillLookback time.Duration
+	// AfterChecks, when set, is called after each run of the checks that
+	// committed (the alert sender's wake-up).
+	AfterChecks func()
 }
 
 // NotifiedPassGap is the least time between two reconcile passes a runner
@@ -67,10 +70,36 @@ func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Main
 		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
 		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
 	}
-	for name := range cfg.Logs {
-		m.BackfillLogSkipped.WithLabelValues(name) // served as 0 before the first skip
-	}
+	s.initSeries()
 	return s
+}
+
+// initSeries serves as 0, from the start, the series of the jobs and
+// providers this runner has: an alert rule's increase() or rate() sees the
+// first failure only on a series that existed before it, and a series never
+// served makes absent() misfire.
+func (s *Maintenance) initSeries() {
+	m := s.metrics
+	for name := range s.jobs {
+		m.ScheduledRuns.WithLabelValues(name, "ok")
+		m.ScheduledRuns.WithLabelValues(name, "error")
+	}
+	if s.jobs["backfill"] != nil && len(s.cfg.Backfill) > 0 {
+		for _, o := range []string{"ingested", "duplicate", "tombstoned", "postponed", "failed"} {
+			m.Backfill.WithLabelValues(o)
+		}
+	}
+	for name := range s.cfg.Backfill {
+		for _, r := range []string{backfill.RefusedForeignOrigin, backfill.RefusedBadStatusURL, backfill.RefusedRedirect, backfill.RefusedDial} {
+			m.BackfillRefused.WithLabelValues(name, r)
+		}
+	}
+	for name := range s.cfg.Logs {
+		m.BackfillLogSkipped.WithLabelValues(name) // served as 0 before the first skip
+		for _, r := range []string{"complete", "unauthorized", "api_error", "malformed", "refused", "cut_short", "error"} {
+			m.BackfillLogPasses.WithLabelValues(name, r)
+		}
+	}
 }
 
 // Run runs every job until ctx ends.

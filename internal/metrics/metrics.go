@@ -76,6 +76,9 @@ type Set struct {
 	// UnsignedConflicts counts deliveries refused for carrying a different
 	// body under a stored key the provider does not sign, by provider.
 	UnsignedConflicts *prometheus.CounterVec
+	// AlertPosts counts alert POSTs to PGINBOX_ALERT_URL by outcome
+	// (delivered, retry, rejected).
+	AlertPosts *prometheus.CounterVec
 }
 
 // New registers the runner's metrics, the Go and process collectors,
@@ -141,13 +144,19 @@ func New(pool *pgxpool.Pool) *Set {
 		UnsignedConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_unsigned_key_conflicts_total",
 			Help: "Deliveries answered duplicate and not stored: a different body under a stored key the provider does not sign (github, shopify, linear, sume keyed by X-Sume-Event-Id)."},
 			[]string{"provider"}),
+		AlertPosts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_alert_posts_total",
+			Help: "Alert POSTs to PGINBOX_ALERT_URL, by outcome: delivered (2xx), retry (no answer, 5xx, 408, 429: tried again with backoff), rejected (another status: given up)."},
+			[]string{"outcome"}),
 		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
 	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.IngestBatchSize, m.IngestBatchWait, m.IngestCommitSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
-		m.BackfillLogSkipped,
+		m.BackfillLogSkipped, m.AlertPosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, o := range []string{"delivered", "retry", "rejected"} {
+		m.AlertPosts.WithLabelValues(o) // served as 0 before the first POST
+	}
 	if pool != nil {
 		rd := &dbReader{pool: pool}
 		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd}, &orderCollector{rd: rd})
