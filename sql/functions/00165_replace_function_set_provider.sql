@@ -1,0 +1,124 @@
+-- +goose Up
+-- begin sql/src/admin/set_provider.sql (make sql-migrations wrote what follows from that file: edit it, not this)
+-- +goose StatementBegin
+-- webhooks.set_provider configures (or reconfigures) a provider for
+-- ingest_signed(): its kind and the full list of secrets it accepts, replacing
+-- the previous list. To rotate, set [new, old], switch the provider over, then
+-- set [new]. Secrets kept from one call to the next keep their created_at.
+-- url is the exact URL the provider was given, for the kinds whose signature
+-- covers it: required for square (it signs "<notification URL><body>"),
+-- refused for the others. It replaces the previous URL too.
+--
+-- Every secret is checked before anything is written, as the runner's
+-- verify.New checks them: none NULL or empty, and for standardwebhooks base64
+-- (padded or not) after an optional "whsec_" prefix, or a "whpk_" Ed25519
+-- public key (base64 of 32 bytes) for asymmetric v1a signatures. No error, notice or
+-- comment ever contains a secret; errors name a secret by its position only.
+-- A secret listed twice is stored once. Pass the secrets as a bind parameter
+-- (not a literal in the SQL text), so a statement logged on error cannot show them.
+--
+-- Calls are serialised by a table lock that readers (ingest_signed) do not wait for.
+CREATE OR REPLACE FUNCTION webhooks.set_provider(
+    provider text,
+    kind     text,
+    secrets  text[],
+    url      text DEFAULT NULL
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+#variable_conflict use_column
+DECLARE
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    -- An absolute http(s) URL with a host, no fragment, no space or control character.
+    c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
+    v_n     integer;
+    v_key   bytea;
+BEGIN
+    PERFORM webhooks._require_text('provider', set_provider.provider, 64);
+    IF set_provider.kind IS NULL OR NOT set_provider.kind = ANY (c_kinds) THEN
+        RAISE EXCEPTION 'pginbox: unknown provider kind "%" (supported: %)',
+            coalesce(set_provider.kind, 'NULL'), pg_catalog.array_to_string(c_kinds, ', ')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_n := coalesce(pg_catalog.cardinality(set_provider.secrets), 0);
+    IF v_n = 0 THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: no secrets', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'To remove a provider, call webhooks.drop_provider(provider).';
+    END IF;
+    IF pg_catalog.array_ndims(set_provider.secrets) <> 1 THEN
+        RAISE EXCEPTION 'pginbox: secrets must be a one-dimensional array'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR i IN 1..v_n LOOP
+        IF set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1] IS NULL THEN
+            RAISE EXCEPTION 'pginbox: provider kind %: secret % of % is null', set_provider.kind, i, v_n
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        IF set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1] = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind %: secret % of % is empty', set_provider.kind, i, v_n
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whsk_') THEN
+            RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: a whsk_ signing key is the sender''s private key; configure its public key (whpk_)', i, v_n
+                USING ERRCODE = 'invalid_parameter_value';
+        ELSIF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whpk_') THEN
+            IF webhooks._whpk_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]) IS NULL THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not the base64 of a 32-byte Ed25519 public key after the "whpk_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        ELSIF set_provider.kind = 'standardwebhooks' THEN
+            v_key := webhooks._whsec_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]);
+            IF v_key IS NULL THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not base64 after the optional "whsec_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF v_key = ''::bytea THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: empty after the "whsec_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        END IF;
+    END LOOP;
+
+    IF set_provider.kind = 'square' THEN
+        IF coalesce(set_provider.url, '') = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+        END IF;
+        IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF set_provider.url IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: its signature covers no URL; pass url NULL', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    LOCK TABLE webhooks.provider_secrets IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM webhooks.provider_secrets AS s
+    WHERE s.provider = set_provider.provider
+      AND NOT s.secret = ANY (set_provider.secrets);
+    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret, url)
+    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret, set_provider.url
+    FROM pg_catalog.unnest(set_provider.secrets) AS x(secret)
+    ON CONFLICT ON CONSTRAINT provider_secrets_pkey DO UPDATE
+        SET kind = excluded.kind, url = excluded.url
+        WHERE s.kind IS DISTINCT FROM excluded.kind OR s.url IS DISTINCT FROM excluded.url;
+END;
+$$;
+-- +goose StatementEnd
+
+REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[], text) FROM PUBLIC;
+
+COMMENT ON FUNCTION webhooks.set_provider(text, text, text[], text) IS
+  'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, '
+  'shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
+  'Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ '
+  'prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. '
+  'url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
+-- end sql/src/admin/set_provider.sql

@@ -1,0 +1,200 @@
+-- +goose Up
+-- begin sql/src/ingest/ingest_batch.sql (make sql-migrations wrote what follows from that file: edit it, not this)
+-- +goose StatementBegin
+-- webhooks.ingest_batch stores many deliveries in one call (and so, in the
+-- caller's one transaction: one commit, one WAL flush for all of them), each
+-- with exactly the outcome webhooks.ingest_webhook would give it if the
+-- deliveries were stored one after the other in ordinal order.
+--
+-- Input is parallel arrays, one element per delivery; sources,
+-- body_sha256s and trace_parents may be NULL (every source 'webhook', no
+-- digest, no trace context; a malformed traceparent is stored as NULL). Output is one
+-- row per input element, in ordinal order (1-based): event_id and outcome
+-- (created, updated, duplicate) as ingest_webhook's, or outcome 'refused'
+-- with event_id NULL and error saying what is wrong with that element (a
+-- NULL/blank/too long provider, external_id, event_type or source, a payload
+-- that is not a JSON object, a digest that is not 32 bytes). A refused
+-- element never fails its neighbours.
+--
+-- The common case, keys not stored yet, is one set-based INSERT ... ON
+-- CONFLICT DO NOTHING over the first element of each key (of providers
+-- without ordering: an ordered provider's events go through
+-- ingest_webhook, which places each in its sequence). Every element that
+-- statement did not create (a stored key, a second copy, a body already
+-- stored under another unsigned key) then goes through ingest_webhook itself,
+-- which sees what the INSERT wrote: its rules for updated, duplicate and the
+-- body digest apply unchanged.
+--
+-- Rows are written in key order, so concurrent batches sharing keys wait for
+-- each other rather than deadlock; two concurrent batches holding one
+-- unsigned body under different keys still can (SQLSTATE 40P01): run the call
+-- in a transaction of its own and retry it on 40P01 or 40001.
+CREATE FUNCTION webhooks.ingest_batch(
+    providers     text[],
+    external_ids  text[],
+    event_types   text[],
+    payloads      jsonb[],
+    sources       text[]  DEFAULT NULL,
+    body_sha256s  bytea[] DEFAULT NULL,
+    trace_parents text[]  DEFAULT NULL,
+    notify        boolean DEFAULT false
+)
+RETURNS TABLE (ordinal integer, event_id bigint, outcome text, error text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_n       integer := coalesce(cardinality(ingest_batch.providers), 0);
+    v_ids     bigint[];
+    v_out     text[];
+    v_err     text[];
+    v_rec     record;
+    v_row     record;
+    v_stored  boolean := false;
+BEGIN
+    IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.payloads), 0) <> v_n
+       OR (ingest_batch.sources IS NOT NULL AND cardinality(ingest_batch.sources) <> v_n)
+       OR (ingest_batch.body_sha256s IS NOT NULL AND cardinality(ingest_batch.body_sha256s) <> v_n)
+       OR (ingest_batch.trace_parents IS NOT NULL AND cardinality(ingest_batch.trace_parents) <> v_n) THEN
+        RAISE EXCEPTION 'pginbox: ingest_batch needs arrays of one length: % providers, % external_ids, % event_types, % payloads, % sources, % body_sha256s, % trace_parents',
+            v_n, coalesce(cardinality(ingest_batch.external_ids), 0), coalesce(cardinality(ingest_batch.event_types), 0),
+            coalesce(cardinality(ingest_batch.payloads), 0), coalesce(cardinality(ingest_batch.sources)::text, 'NULL'),
+            coalesce(cardinality(ingest_batch.body_sha256s)::text, 'NULL'), coalesce(cardinality(ingest_batch.trace_parents)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+    v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
+    v_out := array_fill(NULL::text, ARRAY[v_n]);
+    v_err := array_fill(NULL::text, ARRAY[v_n]);
+
+    -- 1. Refuse what ingest_webhook would raise on, element by element.
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord,
+               webhooks._ingest_batch_problem(u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook'), u.d) AS problem
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+    LOOP
+        IF v_rec.problem IS NOT NULL THEN
+            v_out[v_rec.ord] := 'refused';
+            v_err[v_rec.ord] := v_rec.problem;
+        END IF;
+    END LOOP;
+
+    -- 2. One INSERT for the first element of each key (and of each body
+    --    digest) among the valid ones: new keys are created here. No two
+    --    rows of the INSERT conflict with each other, so its order is free:
+    --    by key, the order every batch takes, so that two batches sharing
+    --    keys wait for each other instead of deadlocking. A conflict with a
+    --    stored row (or a concurrent batch's) creates nothing.
+    FOR v_rec IN
+        WITH input AS (
+            SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d,
+                   CASE WHEN u.tp ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN u.tp END AS tp,
+                   row_number() OVER (PARTITION BY u.p, u.x ORDER BY u.ord) AS nth_key,
+                   row_number() OVER (PARTITION BY u.p, u.d ORDER BY u.ord) AS nth_body
+            FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                        ingest_batch.payloads,
+                        coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                        coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                        coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+                 WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+            WHERE v_out[u.ord] IS NULL
+              -- A provider with ordering goes through ingest_webhook, which
+              -- places each event in its sequence (step 3).
+              AND NOT EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = u.p)
+        ), firsts AS (
+            SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
+        ), created AS (
+            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+            SELECT f.p, f.x, f.t, f.pl, f.s, f.d, f.tp FROM firsts AS f ORDER BY f.p, f.x
+            ON CONFLICT DO NOTHING
+            RETURNING e.id, e.provider, e.external_id
+        )
+        SELECT f.ord, c.id
+        FROM created AS c
+        JOIN firsts AS f ON f.p = c.provider AND f.x = c.external_id
+    LOOP
+        v_ids[v_rec.ord] := v_rec.id;
+        v_out[v_rec.ord] := 'created';
+        v_stored := true;
+    END LOOP;
+
+    -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
+    --    within a key (which is all that decides their outcomes), by key
+    --    across keys (the lock order of step 2).
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+        WHERE v_out[u.ord] IS NULL
+        ORDER BY u.p, u.x, u.ord
+    LOOP
+        SELECT w.event_id, w.outcome INTO v_row
+        FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
+                                     notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
+        v_ids[v_rec.ord] := v_row.event_id;
+        v_out[v_rec.ord] := v_row.outcome;
+        v_stored := v_stored OR v_row.outcome <> 'duplicate';
+    END LOOP;
+
+    IF v_stored AND ingest_batch.notify THEN
+        PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
+    END IF;
+
+    RETURN QUERY
+        SELECT g.i, v_ids[g.i], v_out[g.i], v_err[g.i]
+        FROM generate_series(1, v_n) AS g(i)
+        ORDER BY g.i;
+END;
+$$;
+-- +goose StatementEnd
+
+REVOKE ALL ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean) FROM PUBLIC;
+
+COMMENT ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean) IS
+  'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, '
+  'event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per '
+  'element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give '
+  'if the elements were stored one after another in ordinal order (two copies of one key: the first is created, '
+  'the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook '
+  'would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON '
+  'CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of '
+  'its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under '
+  'different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
+-- end sql/src/ingest/ingest_batch.sql
+-- The roles that may store one delivery (webhooks.grant_ingest) may store many.
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_role text;
+BEGIN
+    FOR v_role IN
+        SELECT r.rolname
+        FROM pg_catalog.pg_proc AS p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+        JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
+        WHERE p.oid = 'webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text)'::pg_catalog.regprocedure
+          AND a.privilege_type = 'EXECUTE'
+          AND a.grantee <> p.proowner
+        ORDER BY r.rolname
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean) TO %I', v_role);
+    END LOOP;
+END;
+$$;
+-- +goose StatementEnd

@@ -1,0 +1,86 @@
+-- +goose Up
+-- begin sql/src/verify/_signature_bounds.sql (make sql-migrations wrote what follows from that file: edit it, not this)
+-- +goose StatementBegin
+-- webhooks._signature_bounds caps the work one unauthenticated delivery can
+-- make ingest_signed() do before any HMAC is computed. Every signature found
+-- in the header is compared with the MAC of every secret, and the header is
+-- split and decoded entry by entry, so an unbounded header means unbounded
+-- work. Refused, with the reason returned (NULL when within bounds):
+--   signature header too large  the first value of the kind's signature
+--                               header is over 4096 bytes
+--   too many signatures         it holds more than 8 signatures: entries of
+--                               the X-Sume-Signature (comma/space separated) or
+--                               webhook-signature (space separated) list, or
+--                               entries other than t= of Stripe-Signature
+--                               (ts= of Paddle-Signature, split on ";")
+-- Providers send one signature per active secret (two while rotating), so 8
+-- leaves room and a real delivery never comes near either bound. GitHub,
+-- Shopify, Slack, Linear and Square carry a single signature; only the size
+-- applies to them.
+CREATE OR REPLACE FUNCTION webhooks._signature_bounds(kind text, headers jsonb)
+RETURNS text
+LANGUAGE plpgsql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    -- The whitespace _verify_signature splits on (Go's unicode.IsSpace).
+    c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_max_bytes CONSTANT integer := 4096;
+    c_max_sigs  CONSTANT integer := 8;
+    v_value     text;
+    v_sigs      bigint := 0;
+BEGIN
+    v_value := _signature_bounds.headers -> (CASE _signature_bounds.kind
+        WHEN 'sume'             THEN 'x-sume-signature'
+        WHEN 'stripe'           THEN 'stripe-signature'
+        WHEN 'github'           THEN 'x-hub-signature-256'
+        WHEN 'standardwebhooks' THEN 'webhook-signature'
+        WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'paddle'           THEN 'paddle-signature'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
+    END) ->> 0;
+    IF v_value IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF pg_catalog.octet_length(v_value) > c_max_bytes THEN
+        RETURN 'signature header too large';
+    END IF;
+    CASE _signature_bounds.kind
+    WHEN 'sume' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.regexp_split_to_table(v_value, '[,' || c_ws || ']+') AS e
+        WHERE e <> '';
+    WHEN 'stripe' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'paddle' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
+    WHEN 'standardwebhooks' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
+        WHERE e <> '';
+    ELSE
+        v_sigs := 1;
+    END CASE;
+    IF v_sigs > c_max_sigs THEN
+        RETURN 'too many signatures';
+    END IF;
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+
+REVOKE ALL ON FUNCTION webhooks._signature_bounds(text, jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION webhooks._signature_bounds(text, jsonb) IS
+  'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, '
+  'else the reason: signature header too large (over 4096 bytes) or too many signatures (over 8). Checked '
+  'before any HMAC, so one unauthenticated delivery cannot make verification do unbounded work.';
+-- end sql/src/verify/_signature_bounds.sql
