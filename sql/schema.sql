@@ -33,18 +33,191 @@ COMMENT ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) IS 'Pr
 
 CREATE FUNCTION webhooks._check_value(query text) RETURNS numeric
     LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN webhooks._check_value_at(_check_value.query, now());
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = now() and returns its value.';
+
+CREATE FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) RETURNS numeric
+    LANGUAGE plpgsql
     AS $_$
 DECLARE
     v_value numeric;
 BEGIN
-    PERFORM webhooks._require_text('query', _check_value.query, 100000);
-    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value.query, ';\s*$', ''))
-        INTO v_value;
+    PERFORM webhooks._require_text('query', _check_value_at.query, 100000);
+    EXECUTE format(E'SELECT (\n%s\n)::numeric', regexp_replace(_check_value_at.query, ';\s*$', ''))
+        INTO v_value
+        USING _check_value_at.as_of;
     RETURN v_value;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._check_value(query text) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) and returns its value.';
+COMMENT ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) IS 'Private: runs a check''s query (one row of one numeric-castable column, or no row) with $1 = as_of and returns its value.';
+
+CREATE FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) RETURNS numeric[]
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    c_p  CONSTANT numeric := 57896044618658097711785492504343953926634992332820282019728792003956564819949;
+    -- 2 * d mod p, d = -121665/121666 the curve constant.
+    c_d2 CONSTANT numeric := 16295367250680780974490674513165176452449235426866156013048779062215315747161;
+    v_a numeric;
+    v_b numeric;
+    v_c numeric;
+    v_d numeric;
+    v_e numeric;
+    v_f numeric;
+    v_g numeric;
+    v_h numeric;
+BEGIN
+    v_a := pg_catalog.mod((_ed25519_add.p[2] - _ed25519_add.p[1] + c_p) * (_ed25519_add.q[2] - _ed25519_add.q[1] + c_p), c_p);
+    v_b := pg_catalog.mod((_ed25519_add.p[2] + _ed25519_add.p[1]) * (_ed25519_add.q[2] + _ed25519_add.q[1]), c_p);
+    v_c := pg_catalog.mod(pg_catalog.mod(_ed25519_add.p[4] * c_d2, c_p) * _ed25519_add.q[4], c_p);
+    v_d := pg_catalog.mod(2 * _ed25519_add.p[3] * _ed25519_add.q[3], c_p);
+    v_e := pg_catalog.mod(v_b - v_a + c_p, c_p);
+    v_f := pg_catalog.mod(v_d - v_c + c_p, c_p);
+    v_g := pg_catalog.mod(v_d + v_c, c_p);
+    v_h := pg_catalog.mod(v_b + v_a, c_p);
+    RETURN ARRAY[pg_catalog.mod(v_e * v_f, c_p), pg_catalog.mod(v_g * v_h, c_p),
+                 pg_catalog.mod(v_f * v_g, c_p), pg_catalog.mod(v_e * v_h, c_p)];
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) IS 'Private (_ed25519_verify): the sum of two edwards25519 points in extended coordinates (RFC 8032 5.1.4).';
+
+CREATE FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    c_p      CONSTANT numeric := 57896044618658097711785492504343953926634992332820282019728792003956564819949;
+    c_l      CONSTANT numeric := 7237005577332262213973186563042994240857116359379907606001950938285454250989;
+    c_d      CONSTANT numeric := 37095705934669439343138083508754565189542113879843219016388785533085940283555;
+    c_sqrtm1 CONSTANT numeric := 19681161376707505956807079304988542015446066515923890162744021073123829784752;
+    c_bx     CONSTANT numeric := 15112221349535400772501151409588531511454012693041857206046113283949847762202;
+    c_by     CONSTANT numeric := 46316835694926478169428394003475163141307993866256225615783033603165251855960;
+    v_s      numeric := 0;
+    v_k      numeric := 0;
+    v_x      numeric;
+    v_y      numeric;
+    v_u      numeric;
+    v_v      numeric;
+    v_v3     numeric;
+    v_base   numeric;
+    v_exp    numeric;
+    v_pow    numeric;
+    v_sign   integer;
+    v_digest bytea;
+    v_sbits  integer[] := '{}';
+    v_kbits  integer[] := '{}';
+    v_b      numeric[];
+    v_nega   numeric[];
+    v_both   numeric[];
+    v_q      numeric[] := ARRAY[0, 1, 1, 0];  -- the neutral element
+    v_enc    bytea := pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex');
+    v_i      integer;
+BEGIN
+    IF pg_catalog.octet_length(_ed25519_verify.pub) <> 32 OR pg_catalog.octet_length(_ed25519_verify.sig) <> 64
+       OR pg_catalog.get_byte(_ed25519_verify.sig, 63) & 224 <> 0 THEN
+        RETURN false;
+    END IF;
+    -- S, little-endian, must be below L.
+    FOR v_i IN REVERSE 63..32 LOOP
+        v_s := v_s * 256 + pg_catalog.get_byte(_ed25519_verify.sig, v_i);
+    END LOOP;
+    IF v_s >= c_l THEN
+        RETURN false;
+    END IF;
+
+    -- A: y (255 bits, little-endian) and the sign of x (RFC 8032 5.1.3).
+    v_y := pg_catalog.get_byte(_ed25519_verify.pub, 31) & 127;
+    FOR v_i IN REVERSE 30..0 LOOP
+        v_y := v_y * 256 + pg_catalog.get_byte(_ed25519_verify.pub, v_i);
+    END LOOP;
+    v_y := pg_catalog.mod(v_y, c_p);
+    v_sign := pg_catalog.get_byte(_ed25519_verify.pub, 31) >> 7;
+    v_u := pg_catalog.mod(v_y * v_y - 1 + c_p, c_p);
+    v_v := pg_catalog.mod(pg_catalog.mod(c_d * v_y, c_p) * v_y + 1, c_p);
+    v_v3 := pg_catalog.mod(pg_catalog.mod(v_v * v_v, c_p) * v_v, c_p);
+    -- x = u v^3 (u v^7)^((p-5)/8)
+    v_base := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * pg_catalog.mod(v_v3 * v_v, c_p), c_p);
+    v_exp := pg_catalog.div(c_p - 5, 8);
+    v_pow := 1;
+    WHILE v_exp > 0 LOOP
+        IF pg_catalog.mod(v_exp, 2) = 1 THEN
+            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+        END IF;
+        v_base := pg_catalog.mod(v_base * v_base, c_p);
+        v_exp := pg_catalog.div(v_exp, 2);
+    END LOOP;
+    v_x := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * v_pow, c_p);
+    v_base := pg_catalog.mod(pg_catalog.mod(v_x * v_x, c_p) * v_v, c_p);
+    IF v_base = v_u THEN
+        NULL;
+    ELSIF v_base = pg_catalog.mod(c_p - v_u, c_p) THEN
+        v_x := pg_catalog.mod(v_x * c_sqrtm1, c_p);
+    ELSE
+        RETURN false;  -- not a point of the curve
+    END IF;
+    IF pg_catalog.mod(v_x, 2) <> v_sign THEN
+        v_x := pg_catalog.mod(c_p - v_x, c_p);
+    END IF;
+    -- -A = (-x, y)
+    v_x := pg_catalog.mod(c_p - v_x, c_p);
+    v_nega := ARRAY[v_x, v_y, 1, pg_catalog.mod(v_x * v_y, c_p)];
+    v_b := ARRAY[c_bx, c_by, 1, pg_catalog.mod(c_bx * c_by, c_p)];
+    v_both := webhooks._ed25519_add(v_b, v_nega);
+
+    -- k = SHA-512(R || A || msg) mod L, little-endian.
+    v_digest := pg_catalog.sha512(pg_catalog.substr(_ed25519_verify.sig, 1, 32) || _ed25519_verify.pub || _ed25519_verify.msg);
+    FOR v_i IN REVERSE 63..0 LOOP
+        v_k := v_k * 256 + pg_catalog.get_byte(v_digest, v_i);
+    END LOOP;
+    v_k := pg_catalog.mod(v_k, c_l);
+
+    -- [S]B + [k](-A), both scalars below 2^253, bits from the top (Shamir).
+    FOR v_i IN 1..253 LOOP
+        v_sbits := v_sbits || pg_catalog.mod(v_s, 2)::integer;
+        v_kbits := v_kbits || pg_catalog.mod(v_k, 2)::integer;
+        v_s := pg_catalog.div(v_s, 2);
+        v_k := pg_catalog.div(v_k, 2);
+    END LOOP;
+    FOR v_i IN REVERSE 253..1 LOOP
+        v_q := webhooks._ed25519_add(v_q, v_q);
+        IF v_sbits[v_i] = 1 AND v_kbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_both);
+        ELSIF v_sbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_b);
+        ELSIF v_kbits[v_i] = 1 THEN
+            v_q := webhooks._ed25519_add(v_q, v_nega);
+        END IF;
+    END LOOP;
+
+    -- Encode: y = Y/Z little-endian, the low bit of x = X/Z on top.
+    v_base := v_q[3];
+    v_exp := c_p - 2;
+    v_pow := 1;
+    WHILE v_exp > 0 LOOP
+        IF pg_catalog.mod(v_exp, 2) = 1 THEN
+            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+        END IF;
+        v_base := pg_catalog.mod(v_base * v_base, c_p);
+        v_exp := pg_catalog.div(v_exp, 2);
+    END LOOP;
+    v_x := pg_catalog.mod(v_q[1] * v_pow, c_p);
+    v_y := pg_catalog.mod(v_q[2] * v_pow, c_p);
+    FOR v_i IN 0..31 LOOP
+        v_enc := pg_catalog.set_byte(v_enc, v_i, pg_catalog.mod(v_y, 256)::integer);
+        v_y := pg_catalog.div(v_y, 256);
+    END LOOP;
+    v_enc := pg_catalog.set_byte(v_enc, 31, pg_catalog.get_byte(v_enc, 31) | (pg_catalog.mod(v_x, 2)::integer << 7));
+    RETURN v_enc = pg_catalog.substr(_ed25519_verify.sig, 1, 32);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) IS 'Private (_verify_signature): true when sig is a valid Ed25519 signature (RFC 8032) of msg under the 32-byte public key pub, as Go''s crypto/ed25519.Verify decides; numeric arithmetic and the built-in sha512(), no pgcrypto. Tens of milliseconds per call. Never raises.';
 
 CREATE FUNCTION webhooks._equal_ct(a bytea, b bytea) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -222,7 +395,7 @@ BEGIN
            ORDER BY m.n)
     INTO v_m
     FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action');
+    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type', 'challenge');
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
@@ -275,13 +448,46 @@ BEGIN
         external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
         v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
 
+    WHEN 'slack' THEN
+        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
+        IF v_type = 'url_verification' THEN
+            IF nullif(v_m -> 'challenge' ->> 's', '') IS NOT NULL THEN
+                RETURN;  -- a handshake: payload set, no key, no type
+            END IF;
+            reason := 'idempotency key missing';
+        ELSIF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        IF v_type = 'event_callback' THEN
+            -- jsonb keeps the last of a repeated name, as Go's encoding/json.
+            v_type := CASE WHEN pg_catalog.jsonb_typeof(payload -> 'event' -> 'type') = 'string'
+                           THEN payload -> 'event' ->> 'type' ELSE '' END;
+        END IF;
+
+    WHEN 'linear' THEN
+        external_id := coalesce(_identify.headers -> 'linear-delivery' ->> 0, '');
+        v_type := CASE WHEN nullif(v_m -> 'type' ->> 's', '') IS NOT NULL AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL
+                       THEN (v_m -> 'type' ->> 's') || '.' || (v_m -> 'action' ->> 's') ELSE '' END;
+
+    WHEN 'square', 'paddle' THEN
+        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
+            reason := 'idempotency key missing';
+        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
+            reason := 'idempotency key invalid';
+        END IF;
+        external_id := v_m -> 'event_id' ->> 'k';
+        v_type := coalesce(nullif(v_m -> (CASE _identify.kind WHEN 'paddle' THEN 'event_type' ELSE 'type' END) ->> 's', ''), '');
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
 
     -- The header-keyed kinds: a header sent empty counts as missing.
-    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify') THEN
+    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify', 'linear') THEN
         IF external_id = '' THEN
             reason := 'idempotency key missing';
         ELSIF NOT webhooks._valid_text(external_id) THEN
@@ -309,7 +515,37 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
-CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE
+        WHEN p_provider IS NULL THEN 'pginbox: provider must not be null'
+        WHEN pg_catalog.btrim(p_provider, E' \t\r\n') = '' THEN 'pginbox: provider must not be empty'
+        WHEN pg_catalog.octet_length(p_provider) > 64 THEN
+            format('pginbox: provider is %s bytes long; the limit is 64 bytes', pg_catalog.octet_length(p_provider))
+        WHEN p_external_id IS NULL THEN 'pginbox: external_id must not be null'
+        WHEN pg_catalog.btrim(p_external_id, E' \t\r\n') = '' THEN 'pginbox: external_id must not be empty'
+        WHEN pg_catalog.octet_length(p_external_id) > 255 THEN
+            format('pginbox: external_id is %s bytes long; the limit is 255 bytes', pg_catalog.octet_length(p_external_id))
+        WHEN p_event_type IS NULL THEN 'pginbox: event_type must not be null'
+        WHEN pg_catalog.btrim(p_event_type, E' \t\r\n') = '' THEN 'pginbox: event_type must not be empty'
+        WHEN pg_catalog.octet_length(p_event_type) > 255 THEN
+            format('pginbox: event_type is %s bytes long; the limit is 255 bytes', pg_catalog.octet_length(p_event_type))
+        WHEN p_source IS NULL THEN 'pginbox: source must not be null'
+        WHEN pg_catalog.btrim(p_source, E' \t\r\n') = '' THEN 'pginbox: source must not be empty'
+        WHEN pg_catalog.octet_length(p_source) > 32 THEN
+            format('pginbox: source is %s bytes long; the limit is 32 bytes', pg_catalog.octet_length(p_source))
+        WHEN p_payload IS NULL OR pg_catalog.jsonb_typeof(p_payload) <> 'object' THEN
+            format('pginbox: payload must be a JSON object, got %s', coalesce(pg_catalog.jsonb_typeof(p_payload), 'SQL NULL'))
+        WHEN p_body_sha256 IS NOT NULL AND pg_catalog.octet_length(p_body_sha256) <> 32 THEN
+            format('pginbox: body_sha256 must be the 32-byte SHA-256 of the raw body, got %s bytes',
+                   pg_catalog.octet_length(p_body_sha256))
+    END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) IS 'Private: what ingest_webhook would raise on for these arguments (its message), or NULL when they can be stored.';
+
+CREATE FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -318,6 +554,7 @@ DECLARE
     c_max_headers CONSTANT integer := 65536;
     v_kinds   text[];
     v_secrets text[];
+    v_url     text;
     v_headers jsonb;
     v_reason  text;
     v_found   record;
@@ -346,8 +583,9 @@ BEGIN
     END IF;
     v_headers := webhooks._http_headers(_ingest_signed_at.headers);
 
-    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
-    INTO v_kinds, v_secrets
+    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret),
+           pg_catalog.min(s.url)
+    INTO v_kinds, v_secrets, v_url
     FROM webhooks.provider_secrets AS s
     WHERE s.provider = _ingest_signed_at.provider;
     IF v_secrets IS NULL THEN
@@ -364,7 +602,7 @@ BEGIN
 
     v_reason := coalesce(webhooks._signature_bounds(v_kinds[1], v_headers),
                          webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, _ingest_signed_at.body,
-                                                    coalesce(_ingest_signed_at.at, pg_catalog.now())));
+                                                    coalesce(_ingest_signed_at.at, pg_catalog.now()), v_url));
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
@@ -378,10 +616,16 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
+    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
+        -- _identify found a url_verification handshake: answered, not stored.
+        RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
+        RETURN;
+    END IF;
+
     -- The key is a header the provider does not sign: the signed body decides.
     -- (_identify keys sume on the header only when the body has no job_id,
     -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify')
+    IF v_kinds[1] IN ('github', 'shopify', 'linear')
        OR (v_kinds[1] = 'sume'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
@@ -392,11 +636,42 @@ BEGIN
     RETURN QUERY
     SELECT i.event_id, i.outcome
     FROM webhooks.ingest_webhook(_ingest_signed_at.provider, v_found.external_id, v_found.event_type,
-                                 v_found.payload, 'webhook', false, v_digest) AS i;
+                                 v_found.payload, 'webhook', false, v_digest,
+                                 _ingest_signed_at.trace_parent) AS i;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed. trace_parent (default NULL) is passed on to ingest_webhook.';
+
+CREATE FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_values numeric[] := '{}';
+    v_value  numeric;
+    v_median numeric;
+    v_mad    numeric;
+    v_half   numeric;
+BEGIN
+    FOR v_week IN 1..4 LOOP
+        v_value := webhooks._check_value_at(_learned_range.query, _learned_range.as_of - v_week * interval '7 days');
+        IF v_value IS NOT NULL THEN
+            v_values := v_values || v_value;
+        END IF;
+    END LOOP;
+    weeks := cardinality(v_values);
+    IF weeks = 0 THEN
+        RETURN;
+    END IF;
+    v_median := webhooks._median(v_values);
+    v_mad := webhooks._median(ARRAY(SELECT abs(x.v - v_median) FROM unnest(v_values) AS x(v)));
+    v_half := greatest(_learned_range.k * v_mad, _learned_range.floor_abs, _learned_range.floor_ratio * abs(v_median));
+    min_ok := v_median - v_half;
+    max_ok := v_median + v_half;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|); weeks = how many weeks gave a value.';
 
 CREATE TABLE webhooks.events (
     id bigint NOT NULL,
@@ -424,6 +699,13 @@ CASE
     ELSE NULL::bigint
 END) STORED,
     body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
     CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
     CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
     CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
@@ -455,6 +737,20 @@ COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a c
 
 COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
 
+COMMENT ON COLUMN webhooks.events.order_key IS 'The event''s sequence for ordered processing (the payload''s value at webhooks.ordering.key_path, as text); NULL: not ordered.';
+
+COMMENT ON COLUMN webhooks.events.order_num IS 'The order value within its sequence when it is a JSON number (webhooks.ordering.order_path).';
+
+COMMENT ON COLUMN webhooks.events.order_text IS 'The order value within its sequence when it is a JSON string or boolean, compared byte by byte.';
+
+COMMENT ON COLUMN webhooks.events.order_held IS 'true while an earlier event of its sequence is not processed (or another of it is being processed): not handed out by claim() or the runner.';
+
+COMMENT ON COLUMN webhooks.events.out_of_order IS 'true when the event was processed after a later event of its sequence had been processed (a late arrival).';
+
+COMMENT ON COLUMN webhooks.events.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off and after a replay.';
+
+COMMENT ON COLUMN webhooks.events.trace_link IS 'The delivery''s W3C traceparent once a replay moved it out of trace_parent: the runs after a replay start a trace of their own that links to it.';
+
 CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -475,6 +771,7 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
+          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)
@@ -490,14 +787,16 @@ BEGIN
            e.attempts + 1,                  -- attempts
            e.max_attempts, e.run_after,
            _lock_pending.worker,            -- locked_by
-           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
+           e.trace_parent, e.trace_link
     FROM picked
     JOIN webhooks.events AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause(), and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
+COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 
 CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -525,6 +824,281 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._mark_processed(event_ids bigint[]) IS 'Marks the pending events event_ids that the calling transaction locked with _lock_pending() (and no others) processed in one statement, counting the attempt; returns how many it marked. The caller raises when that differs from what it locked, so a handler''s writes never commit without their event.';
+
+CREATE FUNCTION webhooks._median(vals numeric[]) RETURNS numeric
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT trim_scale(avg(s.v))
+    FROM (SELECT x.v, row_number() OVER (ORDER BY x.v) AS rn, count(*) OVER () AS n
+          FROM unnest(_median.vals) AS x(v)
+          WHERE x.v IS NOT NULL) AS s
+    WHERE s.rn IN ((s.n + 1) / 2, (s.n + 2) / 2)
+$$;
+
+COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
+
+CREATE FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) RETURNS record
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
+    order_held := false;
+    IF order_key IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM webhooks._order_lock(_order_ingest.provider, order_key);
+    order_held := EXISTS (
+        SELECT FROM webhooks.events AS e
+        WHERE e.provider = _order_ingest.provider
+          AND e.order_key = _order_ingest.order_key
+          AND e.order_key IS NOT NULL
+          AND (e.status = 'processed') = false);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered.';
+
+CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock(
+        pg_catalog.hashtextextended('pginbox.order' || chr(31) || _order_lock.provider || chr(31) || _order_lock.order_key, 0));
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key).';
+
+CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    -- A processed event waits for nothing; the probe below relies on it.
+    NEW.order_held := false;
+    IF NEW.out_of_order THEN
+        RETURN NEW;
+    END IF;
+    NEW.out_of_order := EXISTS (
+        SELECT FROM webhooks.events AS e
+        WHERE e.provider = NEW.provider
+          AND e.order_key = NEW.order_key
+          AND e.order_key IS NOT NULL
+          AND (e.status = 'processed') = true
+          AND NOT e.order_held
+          AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+            > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id));
+    RETURN NEW;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed.';
+
+CREATE FUNCTION webhooks._order_settle(provider text, order_key text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_dead_blocks boolean;
+    v_busy        boolean;
+    v_ready       bigint[];
+    v_mine        bigint[];
+    v_id          bigint;
+    v_head_id     bigint;
+    v_head_status text;
+    v_target      bigint;
+BEGIN
+    IF _order_settle.provider IS NULL OR _order_settle.order_key IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM webhooks._order_lock(_order_settle.provider, _order_settle.order_key);
+
+    SELECT o.dead_blocks INTO v_dead_blocks
+    FROM webhooks.ordering AS o
+    WHERE o.provider = _order_settle.provider;
+    IF v_dead_blocks IS NULL THEN
+        -- No ordering (any more): nothing of this sequence waits.
+        UPDATE webhooks.events AS e
+        SET order_held = false
+        WHERE e.provider = _order_settle.provider
+          AND e.order_key = _order_settle.order_key
+          AND e.order_key IS NOT NULL
+          AND (e.status = 'processed') = false
+          AND e.order_held
+          AND e.status IS NOT DISTINCT FROM 'pending';
+        RETURN;
+    END IF;
+
+    -- Both look-ups read events_order_idx. First the unfinished events of
+    -- the sequence that are not held: in flight (processing), runnable
+    -- (pending) or dead; a handful, however long the sequence.
+    SELECT coalesce(bool_or(e.status = 'processing'), false),
+           coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
+    INTO v_busy, v_ready
+    FROM webhooks.events AS e
+    WHERE e.provider = _order_settle.provider
+      AND e.order_key = _order_settle.order_key
+      AND e.order_key IS NOT NULL
+      AND (e.status = 'processed') = false
+      AND NOT e.order_held;
+    -- Lock them one by one through the primary key (never a scan, even
+    -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
+    -- NOT NULL, so it means "=") keeps the planner off the claim index,
+    -- whose predicate "status = 'pending' AND NOT order_held" would prove.
+    -- One that cannot be locked is in flight under a row-lock lease.
+    v_mine := '{}';
+    FOREACH v_id IN ARRAY v_ready LOOP
+        PERFORM FROM webhooks.events AS e
+        WHERE e.id = v_id
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held IS NOT DISTINCT FROM false
+        FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            v_mine := v_mine || v_id;
+        ELSE
+            v_busy := true;
+        END IF;
+    END LOOP;
+
+    -- The head: the first of the not-held ones (dead ones only while
+    -- dead_blocks) and the first held one, whichever sorts first.
+    SELECT h.id, h.status INTO v_head_id, v_head_status
+    FROM (
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND NOT e.order_held
+           AND (e.status <> 'dead' OR v_dead_blocks)
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+        UNION ALL
+        (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                e.received_at, e.order_held
+         FROM webhooks.events AS e
+         WHERE e.provider = _order_settle.provider
+           AND e.order_key = _order_settle.order_key
+           AND e.order_key IS NOT NULL
+           AND (e.status = 'processed') = false
+           AND e.order_held
+         ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+         LIMIT 1)
+    ) AS h
+    ORDER BY h.n, h.t, h.received_at, h.id
+    LIMIT 1;
+
+    IF NOT v_busy AND v_head_status = 'pending' THEN
+        v_target := v_head_id;
+    END IF;
+
+    IF pg_catalog.cardinality(v_mine) > 0 THEN
+        UPDATE webhooks.events AS e
+        SET order_held = true
+        WHERE e.id = ANY (v_mine)
+          AND e.id IS DISTINCT FROM v_target;
+    END IF;
+    IF v_target IS NOT NULL THEN
+        UPDATE webhooks.events AS e
+        SET order_held = false
+        WHERE e.id = v_target
+          AND e.order_key = _order_settle.order_key
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held;
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
+
+CREATE FUNCTION webhooks._order_sync() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF pg_catalog.current_setting('pginbox.order_bulk', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
+        RETURN NULL;
+    END IF;
+    PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
+    IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
+        PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
+
+CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_key_path   text;
+    v_order_path text;
+BEGIN
+    SELECT o.key_path, o.order_path INTO v_key_path, v_order_path
+    FROM webhooks.ordering AS o
+    WHERE o.provider = _order_values.provider;
+    IF v_key_path IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    FROM webhooks._order_values_at(v_key_path, v_order_path, _order_values.payload) AS v;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value). Called once at ingest.';
+
+CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    v_key   jsonb;
+    v_order jsonb;
+BEGIN
+    IF _order_values_at.key_path IS NULL OR _order_values_at.payload IS NULL THEN
+        RETURN;
+    END IF;
+    v_key := jsonb_path_query_first(_order_values_at.payload, _order_values_at.key_path::jsonpath, '{}'::jsonb, true);
+    IF v_key IS NULL OR jsonb_typeof(v_key) NOT IN ('string', 'number', 'boolean') THEN
+        RETURN;
+    END IF;
+    IF _order_values_at.order_path IS NOT NULL THEN
+        v_order := jsonb_path_query_first(_order_values_at.payload, _order_values_at.order_path::jsonpath, '{}'::jsonb, true);
+        IF v_order IS NULL OR jsonb_typeof(v_order) NOT IN ('string', 'number', 'boolean') THEN
+            RETURN;
+        END IF;
+        IF jsonb_typeof(v_order) = 'number' THEN
+            order_num := v_order::numeric;
+        ELSE
+            order_text := CASE jsonb_typeof(v_order) WHEN 'string' THEN v_order #>> '{}' ELSE v_order::text END;
+            IF octet_length(order_text) > 255 THEN
+                order_text := NULL;
+                RETURN;
+            END IF;
+        END IF;
+    END IF;
+    order_key := CASE jsonb_typeof(v_key) WHEN 'string' THEN v_key #>> '{}' ELSE v_key::text END;
+    IF octet_length(order_key) > 255 THEN
+        order_key  := NULL;
+        order_num  := NULL;
+        order_text := NULL;
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or over 255 bytes. Never raises on a payload.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -873,6 +1447,10 @@ BEGIN
         WHEN 'github'           THEN 'x-hub-signature-256'
         WHEN 'standardwebhooks' THEN 'webhook-signature'
         WHEN 'shopify'          THEN 'x-shopify-hmac-sha256'
+        WHEN 'paddle'           THEN 'paddle-signature'
+        WHEN 'slack'            THEN 'x-slack-signature'
+        WHEN 'linear'           THEN 'linear-signature'
+        WHEN 'square'           THEN 'x-square-hmacsha256-signature'
     END) ->> 0;
     IF v_value IS NULL THEN
         RETURN NULL;
@@ -889,6 +1467,10 @@ BEGIN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ',')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(t=.*)?$';
+    WHEN 'paddle' THEN
+        SELECT pg_catalog.count(*) INTO v_sigs
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
+        WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
         SELECT pg_catalog.count(*) INTO v_sigs
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
@@ -961,7 +1543,7 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
 
-CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) RETURNS text
+CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $_$
 DECLARE
@@ -974,6 +1556,8 @@ DECLARE
     v_entries integer := 0;
     v_pos     integer;
     v_sigs    bytea[] := '{}';
+    v_asigs   bytea[] := '{}';  -- standardwebhooks v1a (Ed25519) signatures
+    v_pubs    bytea[];
     v_sig     bytea;
     v_ts_raw  text;     -- NULL for the kinds that sign no timestamp
     v_ts_seen boolean := false;
@@ -984,6 +1568,8 @@ DECLARE
     v_msg     bytea;
     v_mac     bytea;
     v_match   boolean := false;
+    v_member  json;
+    v_ms      bigint;
 BEGIN
     CASE _verify_signature.kind
     WHEN 'sume' THEN
@@ -1055,16 +1641,19 @@ BEGIN
         LOOP
             v_entries := v_entries + 1;
             v_pos := pg_catalog.strpos(v_entry, ',');
-            -- Entries of other versions (the asymmetric v1a, ...) are skipped.
+            -- Entries of other versions are skipped.
             IF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1'
                AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{43}=$' THEN
                 v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
+            ELSIF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1a'
+               AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{86}==$' THEN
+                v_asigs := v_asigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
             END IF;
         END LOOP;
         IF v_entries = 0 THEN
             RETURN 'signature missing';
         END IF;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        IF pg_catalog.cardinality(v_sigs) = 0 AND pg_catalog.cardinality(v_asigs) = 0 THEN
             RETURN 'signature malformed';
         END IF;
         v_ts_raw := coalesce(_verify_signature.headers -> 'webhook-timestamp' ->> 0, '');
@@ -1085,6 +1674,81 @@ BEGIN
         END IF;
         v_sigs := ARRAY[v_sig];
 
+    WHEN 'paddle' THEN
+        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
+        IF v_header ~ ('^[' || c_ws || ']*$') THEN
+            RETURN 'signature missing';
+        END IF;
+        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+            v_pos := pg_catalog.strpos(v_entry, '=');
+            CONTINUE WHEN v_pos = 0;
+            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+                -- Which of two different ts values was signed would be a guess.
+                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                    RETURN 'timestamp malformed';
+                END IF;
+                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+                v_ts_seen := true;
+            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+            END IF;
+        END LOOP;
+        IF pg_catalog.cardinality(v_sigs) = 0 THEN
+            RETURN 'signature malformed';
+        END IF;
+        IF NOT v_ts_seen THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_ts_raw = '' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_prefix := v_ts_raw || ':';
+    WHEN 'slack' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-slack-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')];
+        v_ts_raw := coalesce(_verify_signature.headers -> 'x-slack-request-timestamp' ->> 0, '');
+        v_prefix := 'v0:' || v_ts_raw || ':';
+
+    WHEN 'linear' THEN
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'linear-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        IF v_header !~ c_hex64 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[pg_catalog.decode(v_header, 'hex')];
+
+    WHEN 'square' THEN
+        IF _verify_signature.url IS NULL THEN
+            RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
+        END IF;
+        v_header := pg_catalog.regexp_replace(
+            coalesce(_verify_signature.headers -> 'x-square-hmacsha256-signature' ->> 0, ''),
+            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        IF v_header = '' THEN
+            RETURN 'signature missing';
+        END IF;
+        v_sig := webhooks._base64_decode(v_header, true);
+        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+            RETURN 'signature malformed';
+        END IF;
+        v_sigs := ARRAY[v_sig];
+        v_prefix := _verify_signature.url;
+
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
             USING ERRCODE = 'invalid_parameter_value';
@@ -1104,6 +1768,11 @@ BEGIN
     IF _verify_signature.kind = 'standardwebhooks' THEN
         v_keys := ARRAY(SELECT webhooks._whsec_key(s.secret)
                         FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE NOT pg_catalog.starts_with(s.secret, 'whpk_')
+                        ORDER BY s.n);
+        v_pubs := ARRAY(SELECT webhooks._whpk_key(s.secret)
+                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
+                        WHERE pg_catalog.starts_with(s.secret, 'whpk_')
                         ORDER BY s.n);
     ELSE
         v_keys := ARRAY(SELECT pg_catalog.convert_to(s.secret, 'UTF8')
@@ -1123,8 +1792,56 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
+    -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
+    IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
+        <<pubs>>
+        FOREACH v_key IN ARRAY coalesce(v_pubs, '{}') LOOP
+            CONTINUE WHEN v_key IS NULL;
+            FOREACH v_sig IN ARRAY v_asigs LOOP
+                IF webhooks._ed25519_verify(v_key, v_msg, v_sig) THEN
+                    v_match := true;
+                    EXIT pubs;
+                END IF;
+            END LOOP;
+        END LOOP;
+    END IF;
     IF NOT v_match THEN
         RETURN 'signature mismatch';
+    END IF;
+
+    IF _verify_signature.kind = 'linear' THEN
+        -- The timestamp is inside the signed body: its top-level member, the
+        -- last one when the name is given twice (as Go's encoding/json), as
+        -- written (json, not jsonb, which would turn 17e11 into digits). A
+        -- body jsonb refuses (not UTF-8 or JSON, \u0000, ...) or that is
+        -- not an object has none to read: _identify refuses it (body not json).
+        v_ms := NULL;
+        BEGIN
+            IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::jsonb) = 'object' THEN
+                v_ms := 0;  -- an object: its timestamp is checked
+                SELECT m.value INTO v_member
+                FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::json)
+                     WITH ORDINALITY AS m(key, value, n)
+                WHERE m.key = 'webhookTimestamp'
+                ORDER BY m.n DESC
+                LIMIT 1;
+            END IF;
+        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+            v_ms := NULL;
+        END;
+        IF v_ms IS NULL THEN
+            RETURN NULL;
+        END IF;
+        IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF v_member::text !~ '^[0-9]{1,18}$' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        v_ms := v_member::text::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at) * 1000)::bigint - v_ms) > 300000 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
     END IF;
 
     IF v_ts_raw IS NOT NULL
@@ -1135,7 +1852,27 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance.';
+COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. url: the notification URL kind square signs before the body.';
+
+CREATE FUNCTION webhooks._whpk_key(secret text) RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    v_key bytea;
+BEGIN
+    IF NOT pg_catalog.starts_with(_whpk_key.secret, 'whpk_') THEN
+        RETURN NULL;
+    END IF;
+    v_key := coalesce(webhooks._base64_decode(pg_catalog.substr(_whpk_key.secret, 6), true),
+                      webhooks._base64_decode(pg_catalog.substr(_whpk_key.secret, 6), false));
+    IF pg_catalog.octet_length(v_key) <> 32 THEN
+        RETURN NULL;
+    END IF;
+    RETURN v_key;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._whpk_key(secret text) IS 'Private: the 32-byte Ed25519 public key of a Standard Webhooks whpk_ key (base64, padded or not, after the prefix); NULL when it is not one. Never raises.';
 
 CREATE FUNCTION webhooks._whsec_key(secret text) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -1176,6 +1913,7 @@ BEGIN
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
+          AND NOT e.order_held
           AND e.run_after <= now()
           AND e.attempts < e.max_attempts
           AND e.provider <> ALL (v_paused)
@@ -1196,7 +1934,51 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause(): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
+COMMENT ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) IS 'Claims up to max_events (1..10000) pending events whose run_after <= now(), oldest first, with FOR UPDATE SKIP LOCKED, skipping providers paused with pause() and events held behind an earlier event of their sequence (set_ordering()): marks them processing, locked_by = worker, locked_until = now() + lease, attempts + 1, and returns them. Run it in its own transaction; pass (id, worker, attempts) to complete(), fail() or heartbeat().';
+
+CREATE FUNCTION webhooks.clear_ordering(provider text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_keys text[];
+BEGIN
+    PERFORM webhooks._require_text('provider', clear_ordering.provider, 64);
+    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM webhooks.ordering AS o WHERE o.provider = clear_ordering.provider;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+
+    -- Each sequence locked before any of its events is written, as in
+    -- set_ordering(): no settle of it runs meanwhile.
+    v_keys := ARRAY(
+        SELECT DISTINCT e.order_key
+        FROM webhooks.events AS e
+        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+        ORDER BY 1);
+    PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
+
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    UPDATE webhooks.events AS e
+    SET order_key  = NULL,
+        order_num  = NULL,
+        order_text = NULL,
+        order_held = false
+    FROM (
+        SELECT p.id
+        FROM webhooks.events AS p
+        WHERE p.provider = clear_ordering.provider
+          AND p.status = 'pending'
+          AND p.order_key IS NOT NULL
+        FOR UPDATE OF p SKIP LOCKED
+    ) AS v
+    WHERE e.id = v.id;
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.clear_ordering(provider text) IS 'Turns strict order per key off for provider: its pending events become unordered and runnable at once. Idempotent.';
 
 CREATE FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1405,13 +2187,14 @@ BEGIN
     PERFORM webhooks._require_role(grant_ingest.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest.role);
     EXECUTE format('GRANT EXECUTE ON FUNCTION
-        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea),
+        webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text),
+        webhooks.ingest_batch(text[], text[], text[], jsonb[], text[], bytea[], text[], boolean),
         webhooks.expect(text, text, timestamptz, text)
         TO %I', grant_ingest.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'For trusted backends that verify signatures themselves: lets role call ingest_webhook and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use grant_ingest_signed. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_ingest(role text) IS 'For trusted backends that verify signatures themselves: lets role call ingest_webhook, ingest_batch and expect, and nothing else (no table access: payloads stay unreadable, no claiming). Not for roles exposed to the internet: use grant_ingest_signed. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.grant_ingest_signed(role text) RETURNS void
     LANGUAGE plpgsql
@@ -1419,7 +2202,7 @@ CREATE FUNCTION webhooks.grant_ingest_signed(role text) RETURNS void
 BEGIN
     PERFORM webhooks._require_role(grant_ingest_signed.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_ingest_signed.role);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea) TO %I',
+    EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) TO %I',
                    grant_ingest_signed.role);
 END;
 $$;
@@ -1516,27 +2299,161 @@ $$;
 
 COMMENT ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) IS 'Extends the lease of a claimed event to now() + extend, fenced on (event_id, worker, attempt). Returns false when the lease was lost: stop working on the event.';
 
-CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[] DEFAULT NULL::text[], body_sha256s bytea[] DEFAULT NULL::bytea[], trace_parents text[] DEFAULT NULL::text[], notify boolean DEFAULT false) RETURNS TABLE(ordinal integer, event_id bigint, outcome text, error text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_n       integer := coalesce(cardinality(ingest_batch.providers), 0);
+    v_ids     bigint[];
+    v_out     text[];
+    v_err     text[];
+    v_rec     record;
+    v_row     record;
+    v_stored  boolean := false;
+BEGIN
+    IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
+       OR coalesce(cardinality(ingest_batch.payloads), 0) <> v_n
+       OR (ingest_batch.sources IS NOT NULL AND cardinality(ingest_batch.sources) <> v_n)
+       OR (ingest_batch.body_sha256s IS NOT NULL AND cardinality(ingest_batch.body_sha256s) <> v_n)
+       OR (ingest_batch.trace_parents IS NOT NULL AND cardinality(ingest_batch.trace_parents) <> v_n) THEN
+        RAISE EXCEPTION 'pginbox: ingest_batch needs arrays of one length: % providers, % external_ids, % event_types, % payloads, % sources, % body_sha256s, % trace_parents',
+            v_n, coalesce(cardinality(ingest_batch.external_ids), 0), coalesce(cardinality(ingest_batch.event_types), 0),
+            coalesce(cardinality(ingest_batch.payloads), 0), coalesce(cardinality(ingest_batch.sources)::text, 'NULL'),
+            coalesce(cardinality(ingest_batch.body_sha256s)::text, 'NULL'), coalesce(cardinality(ingest_batch.trace_parents)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+    v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
+    v_out := array_fill(NULL::text, ARRAY[v_n]);
+    v_err := array_fill(NULL::text, ARRAY[v_n]);
+
+    -- 1. Refuse what ingest_webhook would raise on, element by element.
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord,
+               webhooks._ingest_batch_problem(u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook'), u.d) AS problem
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+    LOOP
+        IF v_rec.problem IS NOT NULL THEN
+            v_out[v_rec.ord] := 'refused';
+            v_err[v_rec.ord] := v_rec.problem;
+        END IF;
+    END LOOP;
+
+    -- 2. One INSERT for the first element of each key (and of each body
+    --    digest) among the valid ones: new keys are created here. No two
+    --    rows of the INSERT conflict with each other, so its order is free:
+    --    by key, the order every batch takes, so that two batches sharing
+    --    keys wait for each other instead of deadlocking. A conflict with a
+    --    stored row (or a concurrent batch's) creates nothing.
+    FOR v_rec IN
+        WITH input AS (
+            SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d,
+                   CASE WHEN u.tp ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN u.tp END AS tp,
+                   row_number() OVER (PARTITION BY u.p, u.x ORDER BY u.ord) AS nth_key,
+                   row_number() OVER (PARTITION BY u.p, u.d ORDER BY u.ord) AS nth_body
+            FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                        ingest_batch.payloads,
+                        coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                        coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                        coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+                 WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+            WHERE v_out[u.ord] IS NULL
+              -- A provider with ordering goes through ingest_webhook, which
+              -- places each event in its sequence (step 3).
+              AND NOT EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = u.p)
+        ), firsts AS (
+            SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
+        ), created AS (
+            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+            SELECT f.p, f.x, f.t, f.pl, f.s, f.d, f.tp FROM firsts AS f ORDER BY f.p, f.x
+            ON CONFLICT DO NOTHING
+            RETURNING e.id, e.provider, e.external_id
+        )
+        SELECT f.ord, c.id
+        FROM created AS c
+        JOIN firsts AS f ON f.p = c.provider AND f.x = c.external_id
+    LOOP
+        v_ids[v_rec.ord] := v_rec.id;
+        v_out[v_rec.ord] := 'created';
+        v_stored := true;
+    END LOOP;
+
+    -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
+    --    within a key (which is all that decides their outcomes), by key
+    --    across keys (the lock order of step 2).
+    FOR v_rec IN
+        SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
+        FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
+                    ingest_batch.payloads,
+                    coalesce(ingest_batch.sources, array_fill(NULL::text, ARRAY[v_n])),
+                    coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
+                    coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
+             WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+        WHERE v_out[u.ord] IS NULL
+        ORDER BY u.p, u.x, u.ord
+    LOOP
+        SELECT w.event_id, w.outcome INTO v_row
+        FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
+                                     notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
+        v_ids[v_rec.ord] := v_row.event_id;
+        v_out[v_rec.ord] := v_row.outcome;
+        v_stored := v_stored OR v_row.outcome <> 'duplicate';
+    END LOOP;
+
+    IF v_stored AND ingest_batch.notify THEN
+        PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
+    END IF;
+
+    RETURN QUERY
+        SELECT g.i, v_ids[g.i], v_out[g.i], v_err[g.i]
+        FROM generate_series(1, v_n) AS g(i)
+        ORDER BY g.i;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
+
+CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     SELECT i.event_id, i.outcome
     FROM webhooks._ingest_signed_at(ingest_signed.provider, ingest_signed.headers, ingest_signed.body,
-                                    pg_catalog.now()) AS i
+                                    pg_catalog.now(), ingest_signed.trace_parent) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets.';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
 
-CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea) RETURNS TABLE(event_id bigint, outcome text)
+CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 #variable_conflict use_column
 DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
+    v_okey     text;
+    v_onum     numeric;
+    v_otext    text;
+    v_held     boolean;
+    v_trace    text;
 BEGIN
+    IF ingest_webhook.trace_parent IS NOT NULL
+       AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
+        v_trace := ingest_webhook.trace_parent;
+    END IF;
+
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
     IF ingest_webhook.provider IS NULL OR octet_length(ingest_webhook.provider) > 64
@@ -1587,13 +2504,25 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256)
+                IF v_held IS NULL THEN
+                    v_held := false;
+                    IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                    END IF;
+                END IF;
+                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
+                                                  order_key, order_num, order_text, order_held, trace_parent)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256)
+                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
+                        v_okey, v_onum, v_otext, v_held, v_trace)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
+                    IF v_held THEN
+                        PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
+                    END IF;
                     IF ingest_webhook.notify THEN
                         PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
                     END IF;
@@ -1660,20 +2589,41 @@ BEGIN
         END IF;
 
         -- 2. A new key, or a pending event with another payload: the one
-        --    atomic upsert decides, exactly as before the look existed.
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source)
+        --    atomic upsert decides, exactly as before the look existed. An
+        --    ordered event's place in its sequence is computed once, here
+        --    (_order_ingest); a reconciled payload gets it again, and the
+        --    trigger events_order_sync settles the sequences it left and
+        --    joined. A provider without ordering pays one primary-key
+        --    probe of webhooks.ordering.
+        IF v_held IS NULL THEN
+            v_held := false;
+            IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+            END IF;
+        END IF;
+        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
+                                          order_key, order_num, order_text, order_held, trace_parent)
+        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
+                v_okey, v_onum, v_otext, v_held, v_trace)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
                 revision   = e.revision + 1,
-                updated_at = now()
+                updated_at = now(),
+                order_key  = excluded.order_key,
+                order_num  = excluded.order_num,
+                order_text = excluded.order_text,
+                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
 
         IF v_id IS NOT NULL THEN
+            IF v_revision = 1 AND v_held THEN
+                PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
+            END IF;
             IF ingest_webhook.notify THEN
                 PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
             END IF;
@@ -1703,9 +2653,9 @@ BEGIN
         ingest_webhook.provider, ingest_webhook.external_id
         USING ERRCODE = 'serialization_failure';
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -2017,11 +2967,19 @@ BEGIN
               AND e.status IN ('processed', 'dead')
             LIMIT v_limit
             FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM webhooks.events AS e
+            USING batch
+            WHERE e.id = batch.id
+            RETURNING e.provider, e.out_of_order
+        ), kept AS (
+            -- pginbox_out_of_order_total counts the stored events marked
+            -- out_of_order plus these: it must never go down.
+            INSERT INTO webhooks.out_of_order_pruned AS p (provider, events)
+            SELECT g.provider, count(*) FROM gone AS g WHERE g.out_of_order GROUP BY g.provider
+            ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()
         )
-        DELETE FROM webhooks.events AS e
-        USING batch
-        WHERE e.id = batch.id;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
+        SELECT count(*) INTO v_n FROM gone;
         v_events := v_events + v_n;
         EXIT WHEN v_n < v_limit;
     END LOOP;
@@ -2350,7 +3308,10 @@ BEGIN
             attempts     = 0,
             run_after    = now(),
             last_error   = NULL,
-            updated_at   = now()
+            updated_at   = now(),
+            -- A replay's runs start a trace of their own, linked to the delivery's.
+            trace_link   = coalesce(e.trace_parent, e.trace_link),
+            trace_parent = NULL
         FROM picked AS p
         WHERE e.id = p.id
         RETURNING e.id
@@ -2410,7 +3371,10 @@ BEGIN
         attempts     = 0,
         run_after    = now(),
         last_error   = NULL,
-        updated_at   = now()
+        updated_at   = now(),
+        -- A replay's runs start a trace of their own, linked to the delivery's.
+        trace_link   = coalesce(e.trace_parent, e.trace_link),
+        trace_parent = NULL
     WHERE e.id = replay.event_id;
 END;
 $$;
@@ -2498,29 +3462,59 @@ DECLARE
     v_started  timestamptz;
     v_breached text[] := '{}';
     v_payload  text;
+    v_min      numeric;
+    v_max      numeric;
+    v_source   text;
+    v_band_min numeric;
+    v_band_max numeric;
+    v_weeks    integer;
 BEGIN
     FOR v_check IN
-        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok
+        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode,
+               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks
         FROM webhooks.checks AS c
         WHERE c.enabled
         ORDER BY c.family, c.name
     LOOP
         v_value := NULL;
         v_error := NULL;
+        v_band_min := NULL;
+        v_band_max := NULL;
+        v_weeks := NULL;
         v_started := clock_timestamp();
         BEGIN
-            v_value := webhooks._check_value(v_check.query);
+            v_value := webhooks._check_value_at(v_check.query, now());
+            IF v_check.range_mode = 'learned' THEN
+                SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
+                FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
+                                             v_check.learn_floor_ratio) AS l;
+            END IF;
         EXCEPTION WHEN OTHERS THEN
+            -- A failed history is a failed check too: no value, not ok.
+            v_value := NULL;
             v_error := format('%s: %s', SQLSTATE, SQLERRM);
         END;
+        v_min := v_check.min_ok;
+        v_max := v_check.max_ok;
+        v_source := 'fixed';
+        IF v_check.range_mode = 'learned' THEN
+            v_source := 'fallback';
+            IF v_error IS NULL AND v_weeks >= v_check.learn_min_weeks THEN
+                v_min := v_band_min;
+                v_max := v_band_max;
+                v_source := 'learned';
+            END IF;
+        END IF;
         v_ok := v_error IS NULL
             AND (v_value IS NULL
-                 OR ((v_check.min_ok IS NULL OR v_value >= v_check.min_ok)
-                     AND (v_check.max_ok IS NULL OR v_value <= v_check.max_ok)));
+                 OR ((v_min IS NULL OR v_value >= v_min)
+                     AND (v_max IS NULL OR v_value <= v_max)));
 
-        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms)
-        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_check.min_ok, v_check.max_ok, v_ok, v_error,
-                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3))
+        INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms,
+                                            range_source, history_weeks)
+        VALUES (v_run_at, v_check.name, v_check.family, v_value, v_min, v_max, v_ok, v_error,
+                round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3),
+                v_source, v_weeks)
         -- Two runs in the same microsecond: keep the first result.
         ON CONFLICT ON CONSTRAINT check_results_pkey DO NOTHING;
 
@@ -2531,8 +3525,8 @@ BEGIN
         name   := v_check.name;
         family := v_check.family;
         value  := v_value;
-        min_ok := v_check.min_ok;
-        max_ok := v_check.max_ok;
+        min_ok := v_min;
+        max_ok := v_max;
         ok     := v_ok;
         RETURN NEXT;
     END LOOP;
@@ -2552,7 +3546,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); a check whose query fails is not ok with a NULL value. Records the results in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
+COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the range the value was judged against: the fixed range, or for a learned check with enough history the band learned from the same time of the week over the last four weeks. A check whose query fails is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
 
 CREATE FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text DEFAULT '* * * * *'::text, checks_schedule text DEFAULT '* * * * *'::text, prune_schedule text DEFAULT '17 * * * *'::text, keep_payload interval DEFAULT '30 days'::interval, keep_keys interval DEFAULT '400 days'::interval) RETURNS TABLE(jobname text, schedule text, jobid bigint)
     LANGUAGE plpgsql
@@ -2589,12 +3583,178 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
-CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) RETURNS void
+CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    v_query text;
+BEGIN
+    IF set_check_mode.mode IS NULL OR set_check_mode.mode NOT IN ('fixed', 'learned') THEN
+        RAISE EXCEPTION 'pginbox: range mode must be fixed or learned, not %',
+            coalesce(quote_literal(set_check_mode.mode), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT c.query INTO v_query FROM webhooks.checks AS c WHERE c.name = set_check_mode.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_mode.name), 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT name FROM webhooks.checks lists them.';
+    END IF;
+    IF set_check_mode.mode = 'learned' AND strpos(v_query, '$1') = 0 THEN
+        RAISE EXCEPTION 'pginbox: check % cannot learn its range: its query does not take the time as $1',
+            set_check_mode.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'SELECT name FROM webhooks.checks WHERE strpos(query, ''$1'') > 0 lists the checks that can.';
+    END IF;
+    IF set_check_mode.k <= 0 OR set_check_mode.floor_abs < 0 OR set_check_mode.floor_ratio < 0
+       OR set_check_mode.min_weeks NOT BETWEEN 1 AND 4 THEN
+        RAISE EXCEPTION 'pginbox: k must be > 0, floor_abs and floor_ratio >= 0, min_weeks 1 to 4 (got %, %, %, %)',
+            set_check_mode.k, set_check_mode.floor_abs, set_check_mode.floor_ratio, set_check_mode.min_weeks
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE webhooks.checks AS c
+    SET range_mode        = set_check_mode.mode,
+        learn_k           = coalesce(set_check_mode.k, c.learn_k),
+        learn_floor       = coalesce(set_check_mode.floor_abs, c.learn_floor),
+        learn_floor_ratio = coalesce(set_check_mode.floor_ratio, c.learn_floor_ratio),
+        learn_min_weeks   = coalesce(set_check_mode.min_weeks, c.learn_min_weeks)
+    WHERE c.name = set_check_mode.name;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) IS 'Sets a check''s range_mode to fixed or learned (a band from its own history: same time of the week, last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), fixed range until min_weeks of them have a value); NULL tuning arguments keep the current values. Raises 42704 for an unknown check, 22023 for a bad mode or tuning, or learned for a query without $1. Needs UPDATE on webhooks.checks.';
+
+CREATE FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) RETURNS void
     LANGUAGE plpgsql
     AS $$
+BEGIN
+    IF set_check_range.min_ok > set_check_range.max_ok THEN
+        RAISE EXCEPTION 'pginbox: min_ok (%) is above max_ok (%) for check %',
+            set_check_range.min_ok, set_check_range.max_ok, set_check_range.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE webhooks.checks AS c
+    SET min_ok = set_check_range.min_ok, max_ok = set_check_range.max_ok, range_mode = 'fixed'
+    WHERE c.name = set_check_range.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pginbox: no check named %', coalesce(quote_literal(set_check_range.name), 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT name FROM webhooks.checks lists them.';
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) IS 'Pins a check to the fixed range [min_ok, max_ok] (NULL = unbounded) and sets its range_mode to fixed. Raises 42704 for an unknown check, 22023 when min_ok > max_ok. Needs UPDATE on webhooks.checks.';
+
+CREATE FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text DEFAULT NULL::text, dead_blocks boolean DEFAULT true) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'shopify', 'standardwebhooks', 'stripe', 'sume'];
+    v_old  webhooks.ordering;
+    v_keys text[];
+BEGIN
+    PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
+    IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
+       OR octet_length(set_ordering.key_path) > 1000 THEN
+        RAISE EXCEPTION 'pginbox: key_path must be an SQL/JSON path of at most 1000 bytes such as ''$.data.object.customer'', got %',
+            coalesce(quote_literal(left(set_ordering.key_path, 100)), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        PERFORM set_ordering.key_path::jsonpath;
+    EXCEPTION WHEN OTHERS THEN
+        RAISE EXCEPTION 'pginbox: key_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.key_path, 100)), SQLERRM
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Write it like ''$.data.object.customer''.';
+    END;
+    IF set_ordering.order_path IS NOT NULL THEN
+        IF btrim(set_ordering.order_path, E' \t\r\n') = '' OR octet_length(set_ordering.order_path) > 1000 THEN
+            RAISE EXCEPTION 'pginbox: order_path must be NULL or an SQL/JSON path of at most 1000 bytes such as ''$.created'', got %',
+                quote_literal(left(set_ordering.order_path, 100))
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        BEGIN
+            PERFORM set_ordering.order_path::jsonpath;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE EXCEPTION 'pginbox: order_path % is not a valid SQL/JSON path: %', quote_literal(left(set_ordering.order_path, 100)), SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Write it like ''$.created'', or pass NULL to order by arrival.';
+        END;
+    END IF;
+    IF set_ordering.dead_blocks IS NULL THEN
+        RAISE EXCEPTION 'pginbox: dead_blocks must be true or false, got NULL'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- One call at a time (ingest only reads this table and does not wait).
+    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
+    SELECT o.* INTO v_old FROM webhooks.ordering AS o WHERE o.provider = set_ordering.provider;
+    IF v_old.provider IS NOT NULL AND v_old.key_path = set_ordering.key_path
+       AND v_old.order_path IS NOT DISTINCT FROM set_ordering.order_path
+       AND v_old.dead_blocks = set_ordering.dead_blocks THEN
+        RETURN;
+    END IF;
+
+    INSERT INTO webhooks.ordering AS o (provider, key_path, order_path, dead_blocks)
+    VALUES (set_ordering.provider, set_ordering.key_path, set_ordering.order_path, set_ordering.dead_blocks)
+    ON CONFLICT (provider) DO UPDATE
+        SET key_path    = excluded.key_path,
+            order_path  = excluded.order_path,
+            dead_blocks = excluded.dead_blocks,
+            updated_at  = now();
+
+    -- The sequences touched, old and new, each locked before any event of
+    -- it is written (the triggers' settles take the same locks first).
+    v_keys := ARRAY(
+        SELECT DISTINCT k FROM (
+            SELECT e.order_key AS k
+            FROM webhooks.events AS e
+            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+            UNION ALL
+            SELECT v.order_key
+            FROM webhooks.events AS e
+            CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, e.payload) AS v
+            WHERE e.provider = set_ordering.provider AND e.status = 'pending'
+        ) AS keys
+        WHERE k IS NOT NULL
+        ORDER BY k);
+    PERFORM webhooks._order_lock(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
+
+    -- Pending events not locked by a worker right now get the new values,
+    -- held until their sequence is settled below. The triggers stand aside
+    -- for this statement (pginbox.order_bulk): the settles follow.
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    UPDATE webhooks.events AS e
+    SET order_key  = v.order_key,
+        order_num  = v.order_num,
+        order_text = v.order_text,
+        order_held = v.order_key IS NOT NULL
+    FROM (
+        SELECT p.id, n.order_key, n.order_num, n.order_text
+        FROM webhooks.events AS p
+        CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
+        WHERE p.provider = set_ordering.provider
+          AND p.status = 'pending'
+        FOR UPDATE OF p SKIP LOCKED
+    ) AS v
+    WHERE e.id = v.id;
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+
+    PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+
+CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    -- An absolute http(s) URL with a host, no fragment, no space or control character.
+    c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
     v_n     integer;
     v_key   bytea;
 BEGIN
@@ -2623,7 +3783,17 @@ BEGIN
             RAISE EXCEPTION 'pginbox: provider kind %: secret % of % is empty', set_provider.kind, i, v_n
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        IF set_provider.kind = 'standardwebhooks' THEN
+        IF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whsk_') THEN
+            RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: a whsk_ signing key is the sender''s private key; configure its public key (whpk_)', i, v_n
+                USING ERRCODE = 'invalid_parameter_value';
+        ELSIF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whpk_') THEN
+            IF webhooks._whpk_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]) IS NULL THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not the base64 of a 32-byte Ed25519 public key after the "whpk_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        ELSIF set_provider.kind = 'standardwebhooks' THEN
             v_key := webhooks._whsec_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]);
             IF v_key IS NULL THEN
                 RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not base64 after the optional "whsec_" prefix', i, v_n
@@ -2636,20 +3806,35 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF set_provider.kind = 'square' THEN
+        IF coalesce(set_provider.url, '') = '' THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+        END IF;
+        IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
+            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF set_provider.url IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind %: its signature covers no URL; pass url NULL', set_provider.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     LOCK TABLE webhooks.provider_secrets IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM webhooks.provider_secrets AS s
     WHERE s.provider = set_provider.provider
       AND NOT s.secret = ANY (set_provider.secrets);
-    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret)
-    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret
+    INSERT INTO webhooks.provider_secrets AS s (provider, kind, secret, url)
+    SELECT DISTINCT set_provider.provider, set_provider.kind, x.secret, set_provider.url
     FROM pg_catalog.unnest(set_provider.secrets) AS x(secret)
     ON CONFLICT ON CONSTRAINT provider_secrets_pkey DO UPDATE
-        SET kind = excluded.kind
-        WHERE s.kind IS DISTINCT FROM excluded.kind;
+        SET kind = excluded.kind, url = excluded.url
+        WHERE s.kind IS DISTINCT FROM excluded.kind OR s.url IS DISTINCT FROM excluded.url;
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2798,6 +3983,71 @@ COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_reached IS 'The oldest cr
 
 COMMENT ON COLUMN webhooks.backfill_checkpoints.resume_until IS 'The end of the unfinished pass''s window: everything created between resume_reached and it has been read.';
 
+CREATE TABLE webhooks.event_errors (
+    event_id bigint NOT NULL,
+    seq bigint NOT NULL,
+    attempt integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    error text NOT NULL,
+    CONSTRAINT event_errors_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT event_errors_error_check CHECK ((char_length(error) <= 8192))
+);
+
+COMMENT ON TABLE webhooks.event_errors IS 'One row per failed attempt of an event (attempt number, time, error; oldest first by seq), kept across replays and deleted with the event. Written by fail() and rescue_leases().';
+
+CREATE TABLE webhooks.ordering (
+    provider text NOT NULL,
+    key_path text NOT NULL,
+    order_path text,
+    dead_blocks boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ordering_key_path_check CHECK (((btrim(key_path) <> ''::text) AND (octet_length(key_path) <= 1000))),
+    CONSTRAINT ordering_order_path_check CHECK (((btrim(order_path) <> ''::text) AND (octet_length(order_path) <= 1000))),
+    CONSTRAINT ordering_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64)))
+);
+
+COMMENT ON TABLE webhooks.ordering IS 'Providers whose events are processed in strict order per key (set_ordering(), clear_ordering()).';
+
+COMMENT ON COLUMN webhooks.ordering.key_path IS 'SQL/JSON path to the sequence key in the payload (e.g. $.data.object.customer).';
+
+COMMENT ON COLUMN webhooks.ordering.order_path IS 'SQL/JSON path to the order value (e.g. $.created): numbers sort as numbers, text as text; NULL: by received_at, id.';
+
+COMMENT ON COLUMN webhooks.ordering.dead_blocks IS 'true: a dead event keeps its sequence waiting until it is replayed and processed; false: the sequence goes on.';
+
+CREATE VIEW webhooks.blocked_sequences AS
+ SELECT h.provider,
+    h.order_key AS sequence_key,
+    h.id AS head_event_id,
+    h.status AS head_status,
+    h.event_type AS head_event_type,
+    h.external_id AS head_external_id,
+    h.attempts,
+    h.max_attempts,
+    h.last_error,
+        CASE
+            WHEN (h.status = 'pending'::text) THEN h.run_after
+            ELSE NULL::timestamp with time zone
+        END AS next_attempt_at,
+    COALESCE(f.first_failed_at, h.claimed_at, h.updated_at) AS blocked_since,
+    w.waiting
+   FROM ((((webhooks.events h
+     JOIN webhooks.ordering o ON ((o.provider = h.provider)))
+     CROSS JOIN LATERAL ( SELECT b.id
+           FROM webhooks.events b
+          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND ((b.status = 'processed'::text) IS FALSE) AND ((b.status <> 'dead'::text) OR o.dead_blocks))
+          ORDER BY COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id
+         LIMIT 1) head)
+     LEFT JOIN LATERAL ( SELECT max(x.at) AS first_failed_at
+           FROM webhooks.event_errors x
+          WHERE ((x.event_id = h.id) AND (x.attempt = 1))) f ON (true))
+     CROSS JOIN LATERAL ( SELECT count(*) AS waiting
+           FROM webhooks.events a
+          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND ((a.status = 'processed'::text) IS FALSE) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
+  WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (head.id = h.id));
+
+COMMENT ON VIEW webhooks.blocked_sequences IS 'Sequences of ordered providers whose head cannot run: failed and waiting for its next attempt, or dead while dead_blocks. Per sequence: provider, sequence_key, the head event (id, status, type, external id, attempts, last_error, next_attempt_at), blocked_since (its first failure of the current run) and how many unfinished events of the sequence wait behind it.';
+
 CREATE TABLE webhooks.check_results (
     run_at timestamp with time zone NOT NULL,
     name text NOT NULL,
@@ -2807,10 +4057,17 @@ CREATE TABLE webhooks.check_results (
     max_ok numeric,
     ok boolean NOT NULL,
     error text,
-    duration_ms numeric
+    duration_ms numeric,
+    range_source text,
+    history_weeks integer,
+    CONSTRAINT check_results_range_source_check CHECK ((range_source = ANY (ARRAY['fixed'::text, 'learned'::text, 'fallback'::text])))
 );
 
 COMMENT ON TABLE webhooks.check_results IS 'History of webhooks.run_checks(): every check''s value and verdict per run, kept 7 days.';
+
+COMMENT ON COLUMN webhooks.check_results.range_source IS 'Where min_ok / max_ok of this result came from: fixed, learned (the band from the check''s history), or fallback (learned mode, history too short: the fixed range). NULL on rows older than learned thresholds.';
+
+COMMENT ON COLUMN webhooks.check_results.history_weeks IS 'Learned checks: how many of the last four weeks gave a value for the band.';
 
 CREATE TABLE webhooks.checks (
     name text NOT NULL,
@@ -2820,12 +4077,30 @@ CREATE TABLE webhooks.checks (
     min_ok numeric,
     max_ok numeric,
     enabled boolean DEFAULT true NOT NULL,
+    range_mode text DEFAULT 'fixed'::text NOT NULL,
+    learn_k numeric DEFAULT 3 NOT NULL,
+    learn_floor numeric DEFAULT 0 NOT NULL,
+    learn_floor_ratio numeric DEFAULT 0 NOT NULL,
+    learn_min_weeks integer DEFAULT 3 NOT NULL,
     CONSTRAINT checks_family_check CHECK ((family = ANY (ARRAY['latency'::text, 'referential'::text, 'volume'::text, 'payload'::text, 'database'::text]))),
+    CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)))),
+    CONSTRAINT checks_learned_query_check CHECK (((range_mode = 'fixed'::text) OR (strpos(query, '$1'::text) > 0))),
     CONSTRAINT checks_name_check CHECK ((name ~ '^[a-z][a-z0-9_]*$'::text)),
-    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok)))
+    CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok))),
+    CONSTRAINT checks_range_mode_check CHECK ((range_mode = ANY (ARRAY['fixed'::text, 'learned'::text])))
 );
 
 COMMENT ON TABLE webhooks.checks IS 'Anomaly checks: a value computed by query must lie within [min_ok, max_ok] (NULL = unbounded).';
+
+COMMENT ON COLUMN webhooks.checks.range_mode IS 'fixed: the value must lie in [min_ok, max_ok]. learned: in a band from the check''s own history (same time of the week, last four weeks), falling back to [min_ok, max_ok] while that history is short. See set_check_mode.';
+
+COMMENT ON COLUMN webhooks.checks.learn_k IS 'Learned mode: the band is the median +- learn_k times the median absolute deviation (MAD) of the history.';
+
+COMMENT ON COLUMN webhooks.checks.learn_floor IS 'Learned mode: the band''s half-width is at least this much (in the check''s own unit).';
+
+COMMENT ON COLUMN webhooks.checks.learn_floor_ratio IS 'Learned mode: the band''s half-width is at least this share of the median.';
+
+COMMENT ON COLUMN webhooks.checks.learn_min_weeks IS 'Learned mode: how many of the last four weeks must have a value before the band replaces [min_ok, max_ok].';
 
 CREATE VIEW webhooks.check_status AS
  SELECT c.name,
@@ -2870,18 +4145,6 @@ ALTER TABLE webhooks.contradictions ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MAXVALUE
     CACHE 1
 );
-
-CREATE TABLE webhooks.event_errors (
-    event_id bigint NOT NULL,
-    seq bigint NOT NULL,
-    attempt integer NOT NULL,
-    at timestamp with time zone DEFAULT now() NOT NULL,
-    error text NOT NULL,
-    CONSTRAINT event_errors_attempt_check CHECK ((attempt >= 0)),
-    CONSTRAINT event_errors_error_check CHECK ((char_length(error) <= 8192))
-);
-
-COMMENT ON TABLE webhooks.event_errors IS 'One row per failed attempt of an event (attempt number, time, error; oldest first by seq), kept across replays and deleted with the event. Written by fail() and rescue_leases().';
 
 ALTER TABLE webhooks.event_errors ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME webhooks.event_errors_seq_seq
@@ -3015,6 +4278,15 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 
 COMMENT ON MATERIALIZED VIEW webhooks.latency_1h IS 'Per provider, events processed in the last hour (received in the last 24 h, not replayed): count and p50/p99 of received->processed and claimed->processed, in seconds.';
 
+CREATE TABLE webhooks.out_of_order_pruned (
+    provider text NOT NULL,
+    events bigint DEFAULT 0 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT out_of_order_pruned_events_check CHECK ((events >= 0))
+);
+
+COMMENT ON TABLE webhooks.out_of_order_pruned IS 'Per provider: events processed out of order (events.out_of_order) that prune() has deleted since, so that their count plus the events still stored never goes down.';
+
 CREATE TABLE webhooks.paused_providers (
     provider text NOT NULL,
     reason text NOT NULL,
@@ -3091,12 +4363,15 @@ CREATE TABLE webhooks.provider_secrets (
     kind text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'shopify'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
+    url text,
+    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'linear'::text, 'paddle'::text, 'shopify'::text, 'slack'::text, 'square'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );
 
 COMMENT ON TABLE webhooks.provider_secrets IS 'Signing secrets per provider for webhooks.ingest_signed(); readable by the owner only. Manage with webhooks.set_provider() and webhooks.drop_provider().';
+
+COMMENT ON COLUMN webhooks.provider_secrets.url IS 'The exact URL the provider was given, signed by kind square; NULL for the other kinds. Written by webhooks.set_provider().';
 
 CREATE MATERIALIZED VIEW webhooks.queue_health AS
  WITH q AS (
@@ -3107,7 +4382,8 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE (e.status = 'pending'::text)
         UNION ALL
@@ -3118,7 +4394,8 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE (e.status = 'processing'::text)
         UNION ALL
@@ -3129,14 +4406,15 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.run_after,
             e.received_at,
             e.locked_until,
-            e.updated_at
+            e.updated_at,
+            e.order_held
            FROM webhooks.events e
           WHERE ((e.status = 'dead'::text) AND (e.updated_at >= (now() - '24:00:00'::interval)))
         )
  SELECT q.provider,
     count(*) FILTER (WHERE (q.status = 'pending'::text)) AS pending,
     count(*) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts >= q.max_attempts))) AS exhausted,
-    min(q.run_after) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts < q.max_attempts))) AS oldest_run_after,
+    min(q.run_after) FILTER (WHERE ((q.status = 'pending'::text) AND (q.attempts < q.max_attempts) AND (NOT q.order_held))) AS oldest_run_after,
     min(q.received_at) FILTER (WHERE (q.status = 'pending'::text)) AS oldest_pending_received_at,
     count(*) FILTER (WHERE (q.status = 'processing'::text)) AS processing,
     min(q.locked_until) FILTER (WHERE (q.status = 'processing'::text)) AS oldest_locked_until,
@@ -3146,7 +4424,7 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
   GROUP BY q.provider
   WITH NO DATA;
 
-COMMENT ON MATERIALIZED VIEW webhooks.queue_health IS 'Per provider: pending (and exhausted: pending with no attempts left), oldest claimable run_after, oldest pending receipt, processing and the earliest lease expiry, events dead in the last 24 h.';
+COMMENT ON MATERIALIZED VIEW webhooks.queue_health IS 'Per provider: pending (and exhausted: pending with no attempts left), oldest claimable run_after (not held by ordering), oldest pending receipt, processing and the earliest lease expiry, events dead in the last 24 h.';
 
 CREATE TABLE webhooks.reconcile_runs (
     id bigint NOT NULL,
@@ -3244,14 +4522,29 @@ ALTER TABLE ONLY webhooks.event_types
 ALTER TABLE webhooks.events
     ADD CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))) NOT VALID;
 
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_order_check CHECK (((order_key IS NOT NULL) OR ((order_num IS NULL) AND (order_text IS NULL) AND (NOT order_held)))) NOT VALID;
+
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id);
 
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_trace_link_check CHECK (((trace_link IS NULL) OR (octet_length(trace_link) <= 128))) NOT VALID;
+
+ALTER TABLE webhooks.events
+    ADD CONSTRAINT events_trace_parent_check CHECK (((trace_parent IS NULL) OR (octet_length(trace_parent) <= 128))) NOT VALID;
+
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
+
+ALTER TABLE ONLY webhooks.ordering
+    ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
+
+ALTER TABLE ONLY webhooks.out_of_order_pruned
+    ADD CONSTRAINT out_of_order_pruned_pkey PRIMARY KEY (provider);
 
 ALTER TABLE ONLY webhooks.paused_providers
     ADD CONSTRAINT paused_providers_pkey PRIMARY KEY (provider);
@@ -3280,7 +4573,7 @@ CREATE INDEX check_results_run_at_idx ON webhooks.check_results USING btree (run
 
 CREATE INDEX contradictions_detected_at_idx ON webhooks.contradictions USING btree (detected_at);
 
-CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id) WHERE (status = 'pending'::text);
+CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id) WHERE ((status = 'pending'::text) AND (NOT order_held));
 
 CREATE INDEX events_dead_idx ON webhooks.events USING btree (updated_at) WHERE (status = 'dead'::text);
 
@@ -3288,7 +4581,13 @@ CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, C
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
 
+CREATE INDEX events_order_failing_idx ON webhooks.events USING btree (provider, order_key) WHERE ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text])));
+
+CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
+
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX events_out_of_order_idx ON webhooks.events USING btree (provider) WHERE out_of_order;
 
 CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
 
@@ -3322,6 +4621,12 @@ CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider,
 
 CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
 
+CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
+
+CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
+
+CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
+
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
@@ -3335,6 +4640,12 @@ REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FRO
 
 REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ed25519_add(p numeric[], q numeric[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
@@ -3345,11 +4656,31 @@ REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_settle(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 
@@ -3375,11 +4706,15 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._whpk_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.clear_ordering(provider text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) FROM PUBLIC;
 
@@ -3403,9 +4738,11 @@ REVOKE ALL ON FUNCTION webhooks.grant_worker(role text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
 
@@ -3439,7 +4776,13 @@ REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.tombstone(provider text, external_id text, reason text) FROM PUBLIC;
 

@@ -816,7 +816,7 @@ var signers = map[string]signer{
 		return h
 	},
 	"paddle": func(secret, body, _ string, at time.Time) http.Header { return testsign.Paddle(secret, body, at) },
-	"slack": func(secret, body, _ string, at time.Time) http.Header { return testsign.Slack(secret, body, at) },
+	"slack":  func(secret, body, _ string, at time.Time) http.Header { return testsign.Slack(secret, body, at) },
 	"linear": func(secret, body, key string, _ time.Time) http.Header {
 		return testsign.Linear(secret, key, body)
 	},

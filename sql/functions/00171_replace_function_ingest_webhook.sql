@@ -58,14 +58,11 @@ DECLARE
     v_id       bigint;
     v_revision integer;
     v_changes  boolean;
-<<<<<<< HEAD
     v_okey     text;
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
-=======
     v_trace    text;
->>>>>>> trace
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
        AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
@@ -122,7 +119,6 @@ BEGIN
             -- 2. Neither is known: one insert, which any unique violation
             --    (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
-<<<<<<< HEAD
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
@@ -131,15 +127,10 @@ BEGIN
                     END IF;
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
-                                                  order_key, order_num, order_text, order_held)
+                                                  order_key, order_num, order_text, order_held, trace_parent)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
                         ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
-                        v_okey, v_onum, v_otext, v_held)
-=======
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
-                VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256, v_trace)
->>>>>>> trace
+                        v_okey, v_onum, v_otext, v_held, v_trace)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
@@ -213,7 +204,6 @@ BEGIN
         END IF;
 
         -- 2. A new key, or a pending event with another payload: the one
-<<<<<<< HEAD
         --    atomic upsert decides, exactly as before the look existed. An
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
@@ -228,14 +218,9 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
-                                          order_key, order_num, order_text, order_held)
+                                          order_key, order_num, order_text, order_held, trace_parent)
         VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
-                v_okey, v_onum, v_otext, v_held)
-=======
-        --    atomic upsert decides, exactly as before the look existed.
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, trace_parent)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source, v_trace)
->>>>>>> trace
+                v_okey, v_onum, v_otext, v_held, v_trace)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
