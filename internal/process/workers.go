@@ -144,6 +144,12 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 						w.Wake("cascade")
 						continue
 					}
+					if n > 0 {
+						// What just completed may have released more (the
+						// next event of an ordered sequence): look again
+						// before sleeping, until a look finds nothing.
+						continue
+					}
 					break
 				}
 				if hctx.Err() != nil {
@@ -171,10 +177,10 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			if len(batch) == w.BatchSize {
 				w.Wake("cascade") // more is waiting: get another worker going
 			}
+			// Then look again, even after a short batch: what it completed
+			// may have released more (the next event of an ordered
+			// sequence). The loop ends when a claim finds nothing.
 			w.runClaimed(ctx, hctx, log, name, batch)
-			if len(batch) < w.BatchSize {
-				break
-			}
 		}
 		poll.Reset(w.PollInterval)
 	}
