@@ -11,7 +11,8 @@
 --
 -- Every secret is checked before anything is written, as the runner's
 -- verify.New checks them: none NULL or empty, and for standardwebhooks base64
--- (padded or not) after an optional "whsec_" prefix. No error, notice or
+-- (padded or not) after an optional "whsec_" prefix, or a "whpk_" Ed25519
+-- public key (base64 of 32 bytes) for asymmetric v1a signatures. No error, notice or
 -- comment ever contains a secret; errors name a secret by its position only.
 -- A secret listed twice is stored once. Pass the secrets as a bind parameter
 -- (not a literal in the SQL text), so a statement logged on error cannot show them.
@@ -29,7 +30,7 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
+    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
     -- An absolute http(s) URL with a host, no fragment, no space or control character.
     c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
     v_n     integer;
@@ -60,7 +61,17 @@ BEGIN
             RAISE EXCEPTION 'pginbox: provider kind %: secret % of % is empty', set_provider.kind, i, v_n
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        IF set_provider.kind = 'standardwebhooks' THEN
+        IF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whsk_') THEN
+            RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: a whsk_ signing key is the sender''s private key; configure its public key (whpk_)', i, v_n
+                USING ERRCODE = 'invalid_parameter_value';
+        ELSIF set_provider.kind = 'standardwebhooks'
+           AND pg_catalog.starts_with(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1], 'whpk_') THEN
+            IF webhooks._whpk_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]) IS NULL THEN
+                RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not the base64 of a 32-byte Ed25519 public key after the "whpk_" prefix', i, v_n
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        ELSIF set_provider.kind = 'standardwebhooks' THEN
             v_key := webhooks._whsec_key(set_provider.secrets[pg_catalog.array_lower(set_provider.secrets, 1) + i - 1]);
             IF v_key IS NULL THEN
                 RAISE EXCEPTION 'pginbox: provider kind standardwebhooks: secret % of %: not base64 after the optional "whsec_" prefix', i, v_n
@@ -106,9 +117,9 @@ REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[], text) FROM PUBL
 
 COMMENT ON FUNCTION webhooks.set_provider(text, text, text[], text) IS
   'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, '
-  'shopify, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
+  'shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
   'Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ '
-  'prefix); errors name a secret by position, never by value. Pass the secrets as a bind parameter. '
+  'prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. '
   'url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
 -- end sql/src/admin/set_provider.sql
 -- set_provider gained url (DEFAULT NULL): the roles that could execute the

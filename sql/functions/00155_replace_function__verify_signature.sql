@@ -365,3 +365,6 @@ COMMENT ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, times
   'url: the notification URL kind square signs before the body.';
 REVOKE EXECUTE ON FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz, text) FROM PUBLIC;
 -- end sql/src/verify/_verify_signature.sql
+-- _verify_signature gained url (DEFAULT NULL, the URL kind square signs):
+-- the old signature goes (private, granted to no one).
+DROP FUNCTION webhooks._verify_signature(text, text[], jsonb, bytea, timestamptz);

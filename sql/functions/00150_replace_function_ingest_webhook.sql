@@ -28,6 +28,12 @@
 -- then by digest, names the event that was there first. A row once stored
 -- with a digest is never 'updated' by any later call, digest or not.
 --
+-- trace_parent (NULL by default) is the W3C traceparent of the caller's span
+-- for this delivery (the runner's server span, when tracing is on). It is
+-- stored with a new event only (a redelivery or duplicate keeps the first
+-- one), and a value that is not a well-formed traceparent is stored as NULL,
+-- never refused: tracing never costs a delivery.
+--
 -- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
 -- with a row committed after the caller's snapshot was taken fails with
 -- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
@@ -38,7 +44,8 @@ CREATE OR REPLACE FUNCTION webhooks.ingest_webhook(
     payload     jsonb,
     source      text    DEFAULT 'webhook',
     notify      boolean DEFAULT false,
-    body_sha256 bytea   DEFAULT NULL
+    body_sha256 bytea   DEFAULT NULL,
+    trace_parent text   DEFAULT NULL
 )
 RETURNS TABLE (event_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -55,7 +62,13 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+    v_trace    text;
 BEGIN
+    IF ingest_webhook.trace_parent IS NOT NULL
+       AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
+        v_trace := ingest_webhook.trace_parent;
+    END IF;
+
     -- The hot path checks every argument in one expression; only a bad
     -- argument pays for the helper that names it in the error.
     IF ingest_webhook.provider IS NULL OR octet_length(ingest_webhook.provider) > 64
@@ -114,10 +127,10 @@ BEGIN
                     END IF;
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
-                                                  order_key, order_num, order_text, order_held)
+                                                  order_key, order_num, order_text, order_held, trace_parent)
                 VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
                         ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
-                        v_okey, v_onum, v_otext, v_held)
+                        v_okey, v_onum, v_otext, v_held, v_trace)
                 ON CONFLICT DO NOTHING
                 RETURNING e.id INTO v_id;
 
@@ -205,9 +218,9 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
-                                          order_key, order_num, order_text, order_held)
+                                          order_key, order_num, order_text, order_held, trace_parent)
         VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
-                v_okey, v_onum, v_otext, v_held)
+                v_okey, v_onum, v_otext, v_held, v_trace)
         ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
             SET payload    = excluded.payload,
                 event_type = excluded.event_type,
@@ -258,9 +271,9 @@ END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea) IS
+COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text) IS
   'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT '
   '(a key already stored and unchanged is answered by a look-up first, read-only). Returns one row '
   '(event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different '
@@ -271,5 +284,34 @@ COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boole
   'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
   'a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY '
   'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
-  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry.';
+  'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default '
+  'NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its '
+  'handler runs join that trace.';
 -- end sql/src/ingest/ingest_webhook.sql
+-- ingest_webhook gains a last, defaulted argument, trace_parent: a new
+-- signature. The roles that could execute the old one may execute the new
+-- one; then the old one goes (CREATE alone would leave two overloads and
+-- every call ambiguous). Calls that name or place the first seven arguments
+-- work unchanged.
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_role text;
+BEGIN
+    FOR v_role IN
+        SELECT r.rolname
+        FROM pg_catalog.pg_proc AS p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+        JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
+        WHERE p.oid = 'webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea)'::pg_catalog.regprocedure
+          AND a.privilege_type = 'EXECUTE'
+          AND a.grantee <> p.proowner
+        ORDER BY r.rolname
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea, text) TO %I', v_role);
+    END LOOP;
+END;
+$$;
+-- +goose StatementEnd
+
+DROP FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boolean, bytea);

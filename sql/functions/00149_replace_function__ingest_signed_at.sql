@@ -30,7 +30,14 @@
 -- the kind's signature header at most 4096 bytes and 8 signatures
 -- (webhooks._signature_bounds).
 --
--- Keys from unsigned headers (github, shopify, and sume when keyed by
+-- Kind square signs its notification URL with the body: the URL is the one
+-- set_provider stored with the provider's secrets.
+--
+-- A signed slack url_verification (Slack checking its Request URL) stores
+-- nothing and returns one row (NULL, 'challenge'): the caller answers 200
+-- {"challenge": <the body's challenge>}.
+--
+-- Keys from unsigned headers (github, shopify, linear, and sume when keyed by
 -- X-Sume-Event-Id) are stored with the SHA-256 of the raw body
 -- (ingest_webhook's body_sha256): a signed body already stored under another
 -- key is a duplicate of that event, and a known key is never updated.
@@ -38,11 +45,15 @@
 -- HMAC-SHA256 is webhooks._hmac_sha256 on the built-in sha256(), and Ed25519
 -- (the v1a signatures of standardwebhooks) webhooks._ed25519_verify on
 -- numeric and the built-in sha512(): no pgcrypto.
+--
+-- trace_parent (default NULL) is passed on to ingest_webhook (the caller's
+-- W3C traceparent, stored with a new event).
 CREATE OR REPLACE FUNCTION webhooks._ingest_signed_at(
-    provider text,
-    headers  jsonb,
-    body     bytea,
-    at       timestamptz
+    provider     text,
+    headers      jsonb,
+    body         bytea,
+    at           timestamptz,
+    trace_parent text DEFAULT NULL
 )
 RETURNS TABLE (event_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -54,6 +65,7 @@ DECLARE
     c_max_headers CONSTANT integer := 65536;
     v_kinds   text[];
     v_secrets text[];
+    v_url     text;
     v_headers jsonb;
     v_reason  text;
     v_found   record;
@@ -82,8 +94,9 @@ BEGIN
     END IF;
     v_headers := webhooks._http_headers(_ingest_signed_at.headers);
 
-    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret)
-    INTO v_kinds, v_secrets
+    SELECT pg_catalog.array_agg(DISTINCT s.kind), pg_catalog.array_agg(s.secret ORDER BY s.created_at, s.secret),
+           pg_catalog.min(s.url)
+    INTO v_kinds, v_secrets, v_url
     FROM webhooks.provider_secrets AS s
     WHERE s.provider = _ingest_signed_at.provider;
     IF v_secrets IS NULL THEN
@@ -100,7 +113,7 @@ BEGIN
 
     v_reason := coalesce(webhooks._signature_bounds(v_kinds[1], v_headers),
                          webhooks._verify_signature(v_kinds[1], v_secrets, v_headers, _ingest_signed_at.body,
-                                                    coalesce(_ingest_signed_at.at, pg_catalog.now())));
+                                                    coalesce(_ingest_signed_at.at, pg_catalog.now()), v_url));
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
@@ -114,10 +127,16 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
+    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
+        -- _identify found a url_verification handshake: answered, not stored.
+        RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
+        RETURN;
+    END IF;
+
     -- The key is a header the provider does not sign: the signed body decides.
     -- (_identify keys sume on the header only when the body has no job_id,
     -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify')
+    IF v_kinds[1] IN ('github', 'shopify', 'linear')
        OR (v_kinds[1] = 'sume'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
            AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
@@ -128,15 +147,20 @@ BEGIN
     RETURN QUERY
     SELECT i.event_id, i.outcome
     FROM webhooks.ingest_webhook(_ingest_signed_at.provider, v_found.external_id, v_found.event_type,
-                                 v_found.payload, 'webhook', false, v_digest) AS i;
+                                 v_found.payload, 'webhook', false, v_digest,
+                                 _ingest_signed_at.trace_parent) AS i;
 END;
 $$;
 -- +goose StatementEnd
 
-REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz) IS
+COMMENT ON FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz, text) IS
   'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. '
   'Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) '
-  'can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed.';
+  'can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed. trace_parent '
+  '(default NULL) is passed on to ingest_webhook.';
 -- end sql/src/ingest/_ingest_signed_at.sql
+-- _ingest_signed_at gains a last, defaulted argument, trace_parent: a new
+-- signature, so the old one goes (granted to no one: nothing to carry over).
+DROP FUNCTION webhooks._ingest_signed_at(text, jsonb, bytea, timestamptz);

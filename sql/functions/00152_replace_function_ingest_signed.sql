@@ -17,7 +17,7 @@
 -- trace_parent (default NULL): the caller's W3C traceparent, stored with a
 -- new event like ingest_webhook's (malformed: NULL), so that pginbox serve's
 -- handler runs of it join the caller's trace.
-CREATE FUNCTION webhooks.ingest_signed(
+CREATE OR REPLACE FUNCTION webhooks.ingest_signed(
     provider     text,
     headers      jsonb,
     body         bytea,
@@ -37,15 +37,16 @@ $$;
 
 REVOKE ALL ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) FROM PUBLIC;
 
--- The roles that could execute the old signature may execute the new one.
 COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) IS
   'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact '
   'body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), '
-  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify), then '
-  'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, sume by X-Sume-Event-Id - with the '
+  'key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, '
+  'slack, linear, square - square signs the notification URL stored by set_provider), then '
+  'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the '
   'body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header '
   'name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 '
-  'signatures. Returns (event_id, outcome) like ingest_webhook. A refused delivery writes nothing and raises '
+  'signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing '
+  'and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises '
   '''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, '
   'event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. '
   'SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. '
