@@ -2820,7 +2820,6 @@ DECLARE
     v_ids    bigint[];
     v_ev     webhooks.events;
     v_n      integer;
-    v_done   integer := 0;
     v_failed boolean := false;
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
@@ -2837,42 +2836,31 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- Rounds: lock, run, mark processed. Completing an event of an ordered
-    -- sequence releases the next one (the trigger events_order_sync, in this
-    -- transaction): while this transaction holds it, no other worker can
-    -- take it, so another round runs it here, in order, without a round trip
-    -- (a batch of 40 sequence heads becomes up to max_events events). A
-    -- batch with no ordered event ends after one round, as before.
-    LOOP
-        -- Locked outside the subtransaction below, so rolling it back keeps them.
-        v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events - v_done) AS e);
-        v_n := pg_catalog.cardinality(v_evs);
-        IF v_n = 0 THEN
-            RETURN;
+    -- Locked outside the subtransaction below, so rolling it back keeps them.
+    v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    v_n := pg_catalog.cardinality(v_evs);
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+    v_ids := ARRAY(SELECT x.id FROM pg_catalog.unnest(v_evs) AS x);
+
+    BEGIN
+        EXECUTE 'SELECT ' || v_fn || '(x) FROM pg_catalog.unnest($1) AS x' USING v_evs;
+        IF webhooks._mark_processed(v_ids) <> v_n THEN
+            RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', v_n
+                USING ERRCODE = 'PX002';
         END IF;
-        v_ids := ARRAY(SELECT x.id FROM pg_catalog.unnest(v_evs) AS x);
+    EXCEPTION
+        WHEN SQLSTATE 'PX002' THEN
+            RAISE;
+        WHEN OTHERS THEN
+            v_failed := true;
+    END;
 
-        BEGIN
-            EXECUTE 'SELECT ' || v_fn || '(x) FROM pg_catalog.unnest($1) AS x' USING v_evs;
-            IF webhooks._mark_processed(v_ids) <> v_n THEN
-                RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', v_n
-                    USING ERRCODE = 'PX002';
-            END IF;
-        EXCEPTION
-            WHEN SQLSTATE 'PX002' THEN
-                RAISE;
-            WHEN OTHERS THEN
-                v_failed := true;
-        END;
-
-        EXIT WHEN v_failed;
+    IF NOT v_failed THEN
         RETURN QUERY SELECT x.id, 'processed'::text, NULL::text, x.attempts FROM pg_catalog.unnest(v_evs) AS x;
-        v_done := v_done + v_n;
-        IF v_done >= process_pending.max_events
-           OR NOT EXISTS (SELECT FROM pg_catalog.unnest(v_evs) AS x WHERE x.order_key IS NOT NULL) THEN
-            RETURN;
-        END IF;
-    END LOOP;
+        RETURN;
+    END IF;
 
     -- A handler raised: event by event, each in its own subtransaction.
     FOREACH v_ev IN ARRAY v_evs LOOP
@@ -2902,7 +2890,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) IS 'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end), then marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, the batch runs again event by event in subtransactions and a failing event is retried with backoff, dead at max_attempts. When the batch held events of ordered sequences, the events their completion released run in further rounds of the same call, in order, up to max_events in all. Returns one row per event: outcome processed, pending or dead (see error), and the attempt counted. A cancel or crash rolls everything back without counting attempts. Runs with the caller''s rights and search_path.';
+COMMENT ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) IS 'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end), then marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, the batch runs again event by event in subtransactions and a failing event is retried with backoff, dead at max_attempts. Returns one row per event: outcome processed, pending or dead (see error), and the attempt counted. A cancel or crash rolls everything back without counting attempts. Runs with the caller''s rights and search_path.';
 
 CREATE FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer DEFAULT 5000, max_rows bigint DEFAULT NULL::bigint) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
