@@ -25,9 +25,7 @@ const rulesDir = "../deploy/prometheus"
 // pendingMetrics are series a rule names ahead of the code that serves
 // them, each with the work that adds it: the test logs them instead of
 // failing. Empty once that work is merged.
-var pendingMetrics = map[string]string{
-	"pginbox_out_of_order_total": "ordered processing per key counts late events under this name",
-}
+var pendingMetrics = map[string]string{}
 
 // TestPrometheusRules: `promtool check rules` accepts pginbox-rules.yml and
 // `promtool test rules` passes its unit tests (installed by
@@ -140,13 +138,16 @@ func readFile(t *testing.T, path string) string {
 // happened: a rule on a series that is never served never fires, and a
 // counter that first appears at 1 is missed by increase() (pitfall of
 // *Vec metrics). The runner has backfill providers (a status API and an
-// event log), so backfill's series are served; the checks have run once.
+// event log), so backfill's series are served; the checks have run once;
+// stripe is ordered per key, so the ordering series are served.
 func TestRulesNameServedMetrics(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
 	refreshViews(t, pool)
 	runChecks(t, pool)
+	// An ordered provider, so the ordering series are served.
+	execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer')`)
 	srv := startServer(t, conf.URL(), runner.Config{
 		ProviderAPIs: map[string]runner.ProviderAPI{
 			"sume":   {URL: "http://127.0.0.1:9"},
