@@ -104,20 +104,5 @@ func parsePaddleSignature(header string) (ts string, sigs [][]byte, err error) {
 // Identify takes the idempotency key from the top-level event_id and the
 // event type from the top-level event_type.
 func (p *verifier) Identify(h http.Header, body []byte) (sig.Delivery, error) {
-	env, err := sig.ReadEnvelope(body)
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	if !env.Has("event_id") {
-		return sig.Delivery{}, sig.BadRequest(sig.ReasonKeyMissing)
-	}
-	key, err := env.Key("event_id")
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	t, _ := env.Str("event_type")
-	if t, err = sig.EventType(t); err != nil {
-		return sig.Delivery{}, err
-	}
-	return sig.Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
+	return sig.IdentifyBody(body, "event_id", "event_type")
 }

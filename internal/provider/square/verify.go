@@ -104,20 +104,5 @@ func parseSquareSignature(header string) ([]byte, error) {
 // Identify takes the idempotency key from the body's event_id and the event
 // type from its type (payment.updated).
 func (p *verifier) Identify(_ http.Header, body []byte) (sig.Delivery, error) {
-	env, err := sig.ReadEnvelope(body)
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	if !env.Has("event_id") {
-		return sig.Delivery{}, sig.BadRequest(sig.ReasonKeyMissing)
-	}
-	key, err := env.Key("event_id")
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	t, _ := env.Str("type")
-	if t, err = sig.EventType(t); err != nil {
-		return sig.Delivery{}, err
-	}
-	return sig.Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
+	return sig.IdentifyBody(body, "event_id", "type")
 }

@@ -99,20 +99,5 @@ func parseStripeSignature(header string) (ts string, sigs [][]byte, err error) {
 // Identify takes the idempotency key from the top-level id and the event type
 // from the top-level type.
 func (p *verifier) Identify(h http.Header, body []byte) (sig.Delivery, error) {
-	env, err := sig.ReadEnvelope(body)
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	if !env.Has("id") {
-		return sig.Delivery{}, sig.BadRequest(sig.ReasonKeyMissing)
-	}
-	key, err := env.Key("id")
-	if err != nil {
-		return sig.Delivery{}, err
-	}
-	t, _ := env.Str("type")
-	if t, err = sig.EventType(t); err != nil {
-		return sig.Delivery{}, err
-	}
-	return sig.Delivery{ExternalID: key, EventType: t, Payload: body, KeySigned: true}, nil
+	return sig.IdentifyBody(body, "id", "type")
 }
