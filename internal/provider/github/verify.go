@@ -1,10 +1,8 @@
 package github
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
@@ -44,22 +42,7 @@ func (p *verifier) Verify(h http.Header, body []byte, _ time.Time) error {
 
 // parseGitHubSignature returns the signature of an X-Hub-Signature-256 header.
 func parseGitHubSignature(header string) ([]byte, error) {
-	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
-	}
-	header = strings.TrimSpace(header)
-	if header == "" {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
-	}
-	v, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	mac, err := hex.DecodeString(v)
-	if err != nil || len(mac) != sha256.Size {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	return mac, nil
+	return sig.MACHeader(header, "sha256=", hex.DecodeString)
 }
 
 // Identify takes the idempotency key from X-GitHub-Delivery and the event type

@@ -3,12 +3,10 @@
 package linear
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
@@ -55,18 +53,7 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 // parseLinearSignature returns the MAC of a Linear-Signature header: 64 hex
 // digits, spaces around them trimmed.
 func parseLinearSignature(header string) ([]byte, error) {
-	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
-	}
-	header = strings.TrimSpace(header)
-	if header == "" {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
-	}
-	mac, err := hex.DecodeString(header)
-	if err != nil || len(mac) != sha256.Size {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	return mac, nil
+	return sig.MACHeader(header, "", hex.DecodeString)
 }
 
 // webhookTimestamp returns the body's top-level webhookTimestamp: unix

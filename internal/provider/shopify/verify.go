@@ -1,10 +1,8 @@
 package shopify
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
@@ -44,18 +42,7 @@ func (p *verifier) Verify(h http.Header, body []byte, _ time.Time) error {
 
 // parseShopifySignature returns the signature of an X-Shopify-Hmac-Sha256 header.
 func parseShopifySignature(header string) ([]byte, error) {
-	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
-	}
-	header = strings.TrimSpace(header)
-	if header == "" {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
-	}
-	mac, err := base64.StdEncoding.DecodeString(header)
-	if err != nil || len(mac) != sha256.Size {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	return mac, nil
+	return sig.MACHeader(header, "", base64.StdEncoding.DecodeString)
 }
 
 // Identify takes the idempotency key from X-Shopify-Event-Id and the event

@@ -3,11 +3,9 @@
 package slack
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
@@ -53,22 +51,7 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 // parseSlackSignature returns the MAC of an X-Slack-Signature header,
 // "v0=<64 hex digits>" with spaces around it trimmed.
 func parseSlackSignature(header string) ([]byte, error) {
-	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
-	}
-	header = strings.TrimSpace(header)
-	if header == "" {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
-	}
-	value, ok := strings.CutPrefix(header, "v0=")
-	if !ok {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	mac, err := hex.DecodeString(value)
-	if err != nil || len(mac) != sha256.Size {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	return mac, nil
+	return sig.MACHeader(header, "v0=", hex.DecodeString)
 }
 
 // Identify takes the idempotency key from the body's event_id and the event

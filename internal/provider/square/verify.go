@@ -4,13 +4,11 @@
 package square
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/sig"
@@ -87,18 +85,7 @@ func (p *verifier) Verify(h http.Header, body []byte, _ time.Time) error {
 // parseSquareSignature returns the MAC of an X-Square-HmacSha256-Signature
 // header: padded standard base64 of 32 bytes, spaces around it trimmed.
 func parseSquareSignature(header string) ([]byte, error) {
-	if len(header) > sig.MaxSignatureHeaderBytes {
-		return nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
-	}
-	header = strings.TrimSpace(header)
-	if header == "" {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMissing)
-	}
-	mac, err := base64.StdEncoding.DecodeString(header)
-	if err != nil || len(mac) != sha256.Size {
-		return nil, sig.Unauthorized(sig.ReasonSignatureMalformed)
-	}
-	return mac, nil
+	return sig.MACHeader(header, "", base64.StdEncoding.DecodeString)
 }
 
 // Identify takes the idempotency key from the body's event_id and the event
