@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/outbound"
 )
 
 // Alert is one transition of a check, as the outbox holds it.
@@ -116,7 +117,7 @@ func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) (*Sen
 		cfg.MaxBackoff = 5 * time.Minute
 	}
 	return &Sender{
-		pool: pool, cfg: cfg, key: key, client: newClient(cfg.Timeout), metrics: m, log: log,
+		pool: pool, cfg: cfg, key: key, client: outbound.Client(cfg.Timeout), metrics: m, log: log,
 		wake: make(chan struct{}, 1), now: time.Now,
 	}, nil
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/outbound"
 )
 
 // outcome is what became of one POST.
@@ -46,21 +48,6 @@ type result struct {
 	outcome    outcome
 	err        error
 	retryAfter time.Duration
-}
-
-// newClient returns the alert client, under the http: handler's rules: each
-// POST bounded by timeout, no proxy whatever HTTP_PROXY / HTTPS_PROXY say
-// (a proxy would see every alert), and no redirect followed (a 3xx is the
-// answer: a redirect to another origin would carry the alert and its
-// signature there).
-func newClient(timeout time.Duration) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	return &http.Client{
-		Timeout:       timeout,
-		Transport:     t,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 // Origin returns the scheme and host of raw, all an error or a log line
@@ -157,23 +144,8 @@ func (s *Sender) post(ctx context.Context, a Alert) result {
 		return result{outcome: delivered}
 	case code >= 500, code == http.StatusRequestTimeout, code == http.StatusTooManyRequests:
 		return result{outcome: retry, err: fmt.Errorf("POST %s: %s", Origin(s.cfg.URL), resp.Status),
-			retryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+			retryAfter: outbound.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	default:
 		return result{outcome: rejected, err: fmt.Errorf("POST %s: %s", Origin(s.cfg.URL), resp.Status)}
 	}
-}
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date; zero when
-// absent or unreadable.
-func retryAfter(h string, now time.Time) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pginbox/pginbox/internal/outbound"
 	"github.com/pginbox/pginbox/internal/redact"
 	"github.com/pginbox/pginbox/pginboxtype"
 )
@@ -161,7 +162,7 @@ func ParseHandler(spec string, httpTimeout time.Duration) (pginboxtype.Handler, 
 		if httpTimeout <= 0 {
 			httpTimeout = defaultHTTPTimeout
 		}
-		return &httpHandler{URL: u, Client: newHTTPClient(httpTimeout)}, nil
+		return &httpHandler{URL: u, Client: outbound.Client(httpTimeout)}, nil
 	default:
 		return nil, errors.New("want none, sql:<schema.function> or http:<url> (the value is not repeated: it may hold a token)")
 	}

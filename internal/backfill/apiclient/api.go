@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -255,20 +253,4 @@ func ServedAt(h http.Header) time.Time {
 		return time.Time{}
 	}
 	return t
-}
-
-// ParseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.
-// Anything else, or a time in the past, is 0.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(max(n, 0), 24*3600)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/outbound"
 	"github.com/pginbox/pginbox/internal/redact"
 )
 
@@ -54,7 +55,7 @@ func GetJSON(ctx context.Context, client *http.Client, provider, what, url strin
 			Detail: fmt.Sprintf("HTTP %d to %q not followed", resp.StatusCode, redact.URL(resp.Header.Get("Location")))}
 	default:
 		return nil, nil, &APIError{Provider: provider, ExternalID: what, StatusCode: resp.StatusCode,
-			RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+			RetryAfter: outbound.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/outbound"
 	"github.com/pginbox/pginbox/internal/provider/sig"
 	"github.com/pginbox/pginbox/internal/redact"
 )
@@ -110,7 +111,7 @@ func (s *StatusAPI) Lookup(ctx context.Context, gap apiclient.Gap) (apiclient.Lo
 			Provider:   s.provider,
 			ExternalID: gap.ExternalID,
 			StatusCode: resp.StatusCode,
-			RetryAfter: apiclient.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+			RetryAfter: outbound.RetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
 }

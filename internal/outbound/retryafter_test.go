@@ -1,11 +1,11 @@
-package apiclient
+package outbound
 
 import (
 	"testing"
 	"time"
 )
 
-func TestParseRetryAfter(t *testing.T) {
+func TestRetryAfter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for v, want := range map[string]time.Duration{
@@ -18,8 +18,8 @@ func TestParseRetryAfter(t *testing.T) {
 		"Fri, 02 Jan 2026 03:00:00 GMT": 0, // in the past
 		"tomorrow":                      0,
 	} {
-		if got := ParseRetryAfter(v, now); got != want {
-			t.Errorf("ParseRetryAfter(%q) = %s, want %s", v, got, want)
+		if got := RetryAfter(v, now); got != want {
+			t.Errorf("RetryAfter(%q) = %s, want %s", v, got, want)
 		}
 	}
 }
