@@ -798,27 +798,163 @@ $$;
 
 COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 
+CREATE FUNCTION webhooks._lock_sequences(worker text, max_events integer) RETURNS SETOF webhooks.events
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_paused      text[];
+    v_ids         bigint[] := '{}';
+    v_budget      integer;
+    v_cur         refcursor;
+    v_id          bigint;
+    v_provider    text;
+    v_key         text;
+    v_num         numeric;
+    v_text        text;
+    v_received    timestamptz;
+    v_dead_blocks boolean;
+    v_f           record;
+    v_run         bigint[];
+    v_locked      bigint[];
+    v_i           integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
+        RETURN QUERY SELECT * FROM webhooks._lock_pending(_lock_sequences.worker, _lock_sequences.max_events);
+        RETURN;
+    END IF;
+    PERFORM webhooks._require_text('worker', _lock_sequences.worker, 255);
+    IF _lock_sequences.max_events IS NULL OR _lock_sequences.max_events < 1 OR _lock_sequences.max_events > 10000 THEN
+        RAISE EXCEPTION 'pginbox: max_events must be between 1 and 10000, got %', _lock_sequences.max_events
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT coalesce(pg_catalog.array_agg(pp.provider), '{}') INTO v_paused FROM webhooks.paused_providers AS pp;
+
+    v_budget := _lock_sequences.max_events;
+    -- The same pick as _lock_pending()'s, one row per FETCH: a row is
+    -- locked only when fetched.
+    OPEN v_cur NO SCROLL FOR
+        SELECT e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
+        FROM webhooks.events AS e
+        WHERE e.status = 'pending'
+          AND NOT e.order_held
+          AND e.run_after <= now()
+          AND e.attempts < e.max_attempts
+          AND e.provider <> ALL (v_paused)
+        ORDER BY e.run_after, e.id
+        FOR UPDATE SKIP LOCKED;
+    WHILE v_budget > 0 LOOP
+        FETCH v_cur INTO v_id, v_provider, v_key, v_num, v_text, v_received;
+        EXIT WHEN NOT FOUND;
+        v_ids := v_ids || v_id;
+        v_budget := v_budget - 1;
+        CONTINUE WHEN v_key IS NULL OR v_budget = 0;
+
+        SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
+        CONTINUE WHEN v_dead_blocks IS NULL;
+
+        -- The unfinished events behind the head, in sequence order
+        -- (events_order_idx), cut at the first that may not run now.
+        v_run := '{}';
+        FOR v_f IN
+            SELECT e.id, e.status, e.order_held, e.run_after, e.attempts, e.max_attempts
+            FROM webhooks.events AS e
+            WHERE e.provider = v_provider
+              AND e.order_key = v_key
+              AND e.order_key IS NOT NULL
+              AND (e.status = 'processed') IS FALSE
+              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
+            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+        LOOP
+            IF v_f.status = 'dead' AND NOT v_dead_blocks THEN
+                CONTINUE;
+            END IF;
+            EXIT WHEN v_f.status <> 'pending' OR NOT v_f.order_held
+                   OR v_f.run_after > now() OR v_f.attempts >= v_f.max_attempts;
+            v_run := v_run || v_f.id;
+            EXIT WHEN pg_catalog.cardinality(v_run) >= v_budget;
+        END LOOP;
+        CONTINUE WHEN pg_catalog.cardinality(v_run) = 0;
+
+        -- Lock them, re-checked under the lock; keep the unbroken prefix.
+        v_locked := ARRAY(
+            SELECT e.id FROM webhooks.events AS e
+            WHERE e.id = ANY (v_run)
+              AND e.status IS NOT DISTINCT FROM 'pending'
+              AND e.order_held IS NOT DISTINCT FROM true
+              AND e.order_key IS NOT DISTINCT FROM v_key
+            FOR UPDATE SKIP LOCKED);
+        v_i := 1;
+        WHILE v_i <= pg_catalog.cardinality(v_run) AND v_run[v_i] = ANY (v_locked) LOOP
+            v_ids := v_ids || v_run[v_i];
+            v_i := v_i + 1;
+        END LOOP;
+        v_budget := v_budget - (v_i - 1);
+    END LOOP;
+    CLOSE v_cur;
+
+    RETURN QUERY
+    SELECT e.id, e.provider, e.external_id, e.event_type,
+           'processing'::text,              -- status
+           e.payload, e.source, e.received_at, e.revision, e.updated_at,
+           now(),                           -- claimed_at
+           e.processed_at,
+           e.attempts + 1,                  -- attempts
+           e.max_attempts, e.run_after,
+           _lock_sequences.worker,          -- locked_by
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
+           e.trace_parent, e.trace_link
+    FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
+    JOIN webhooks.events AS e ON e.id = x.id
+    ORDER BY x.n;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._lock_sequences(worker text, max_events integer) IS 'Private, for process_pending(): _lock_pending(), and behind the head of an ordered sequence the events waiting behind it, in sequence order, up to max_events in all; returned in the order they must run. The caller runs them in that order and stops a sequence at its first failure in the batch.';
+
 CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 DECLARE
-    v_n   integer;
-    v_xid xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
+    v_n         integer;
+    v_xid       xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
+    v_providers text[];
+    v_keys      text[];
 BEGIN
-    UPDATE webhooks.events AS e
-    SET status       = 'processed',
-        processed_at = now(),
-        claimed_at   = now(),
-        attempts     = e.attempts + 1,
-        last_error   = NULL,
-        updated_at   = now()
-    WHERE e.id = ANY (_mark_processed.event_ids)
-      AND e.status IS NOT DISTINCT FROM 'pending'
-      AND e.attempts < e.max_attempts
-      AND e.xmax = v_xid;
-    GET DIAGNOSTICS v_n = ROW_COUNT;
+    -- Ordered events: the trigger's settle of their sequences (_order_sync)
+    -- stands aside for this statement and runs below, once per sequence,
+    -- however many of its events the batch holds (a run from
+    -- _lock_sequences()).
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    WITH u AS (
+        UPDATE webhooks.events AS e
+        SET status       = 'processed',
+            processed_at = now(),
+            claimed_at   = now(),
+            attempts     = e.attempts + 1,
+            last_error   = NULL,
+            updated_at   = now()
+        WHERE e.id = ANY (_mark_processed.event_ids)
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.attempts < e.max_attempts
+          AND e.xmax = v_xid
+        RETURNING e.provider, e.order_key
+    ), k AS (
+        SELECT DISTINCT u.provider, u.order_key FROM u WHERE u.order_key IS NOT NULL
+    )
+    SELECT (SELECT count(*) FROM u)::integer,
+           ARRAY(SELECT k.provider FROM k ORDER BY k.provider, k.order_key),
+           ARRAY(SELECT k.order_key FROM k ORDER BY k.provider, k.order_key)
+    INTO v_n, v_providers, v_keys;
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+    FOR i IN 1..pg_catalog.cardinality(v_keys) LOOP
+        PERFORM webhooks._order_settle(v_providers[i], v_keys[i]);
+    END LOOP;
     RETURN v_n;
 END;
 $$;
@@ -887,8 +1023,9 @@ BEGIN
         WHERE e.provider = NEW.provider
           AND e.order_key = NEW.order_key
           AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = true
+          AND (e.status = 'processed') IS TRUE
           AND NOT e.order_held
+          AND e.processed_at IS DISTINCT FROM NEW.processed_at
           AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
             > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id));
     RETURN NEW;
@@ -2266,13 +2403,14 @@ BEGIN
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
+        webhooks._lock_sequences(text, integer),
         webhooks._mark_processed(bigint[]),
         webhooks._fail_pending(bigint, text)
         TO %I', grant_worker.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase lease), and process_pending with _lock_pending, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2821,6 +2959,7 @@ DECLARE
     v_ev     webhooks.events;
     v_n      integer;
     v_failed boolean := false;
+    v_stuck  text[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -2837,7 +2976,7 @@ BEGIN
     END IF;
 
     -- Locked outside the subtransaction below, so rolling it back keeps them.
-    v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
     v_n := pg_catalog.cardinality(v_evs);
     IF v_n = 0 THEN
         RETURN;
@@ -2862,8 +3001,11 @@ BEGIN
         RETURN;
     END IF;
 
-    -- A handler raised: event by event, each in its own subtransaction.
+    -- A handler raised: event by event, each in its own subtransaction; a
+    -- sequence stops at its first failure.
     FOREACH v_ev IN ARRAY v_evs LOOP
+        CONTINUE WHEN v_ev.order_key IS NOT NULL
+                  AND v_ev.provider || chr(31) || v_ev.order_key = ANY (v_stuck);
         event_id := v_ev.id;
         attempt  := v_ev.attempts;
         BEGIN
@@ -2880,6 +3022,9 @@ BEGIN
             WHEN OTHERS THEN
                 error   := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
                 outcome := webhooks._fail_pending(v_ev.id, error);
+                IF v_ev.order_key IS NOT NULL THEN
+                    v_stuck := v_stuck || (v_ev.provider || chr(31) || v_ev.order_key);
+                END IF;
                 IF outcome IS NULL THEN
                     RAISE EXCEPTION 'pginbox: locked event % could not be marked failed', v_ev.id
                         USING ERRCODE = 'PX002';
@@ -2890,7 +3035,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) IS 'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end), then marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, the batch runs again event by event in subtransactions and a failing event is retried with backoff, dead at max_attempts. Returns one row per event: outcome processed, pending or dead (see error), and the attempt counted. A cancel or crash rolls everything back without counting attempts. Runs with the caller''s rights and search_path.';
+COMMENT ON FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer) IS 'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end; behind the head of an ordered sequence, the events waiting behind it, run in sequence order), then marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, the batch runs again event by event in subtransactions and a failing event is retried with backoff, dead at max_attempts. Returns one row per event: outcome processed, pending or dead (see error), and the attempt counted. A cancel or crash rolls everything back without counting attempts. Runs with the caller''s rights and search_path.';
 
 CREATE FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer DEFAULT 5000, max_rows bigint DEFAULT NULL::bigint) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4522,20 +4667,11 @@ ALTER TABLE ONLY webhooks.event_types
 ALTER TABLE webhooks.events
     ADD CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))) NOT VALID;
 
-ALTER TABLE webhooks.events
-    ADD CONSTRAINT events_order_check CHECK (((order_key IS NOT NULL) OR ((order_num IS NULL) AND (order_text IS NULL) AND (NOT order_held)))) NOT VALID;
-
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY webhooks.events
     ADD CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id);
-
-ALTER TABLE webhooks.events
-    ADD CONSTRAINT events_trace_link_check CHECK (((trace_link IS NULL) OR (octet_length(trace_link) <= 128))) NOT VALID;
-
-ALTER TABLE webhooks.events
-    ADD CONSTRAINT events_trace_parent_check CHECK (((trace_parent IS NULL) OR (octet_length(trace_parent) <= 128))) NOT VALID;
 
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
@@ -4623,7 +4759,7 @@ CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results 
 
 CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
 
-CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
+CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'on'::text) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
 
 CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
 
@@ -4663,6 +4799,8 @@ REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, 
 REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._lock_sequences(worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 

@@ -14,7 +14,9 @@ import (
 
 // orderedHandlerSQL creates app.runs and app.ordered(webhooks.events), a
 // handler that records, for each run, the events of its sequence that sort
-// before it and were not processed at that moment (early_open: none when
+// before it and were neither processed nor already run in the same
+// transaction at that moment (a row-lock batch runs a run of a sequence in
+// order in one transaction, and marks it processed at its end; early_open: none when
 // all were stored before processing began; else each must be a late arrival
 // that ran after it, marked out_of_order) and whether a later one already
 // was processed (later_done: the run is out of order and the event must end
@@ -38,6 +40,7 @@ const orderedHandlerSQL = `
 	        ARRAY(SELECT x.id FROM webhooks.events AS x
 	         WHERE x.provider = e.provider AND x.order_key = e.order_key AND x.id <> e.id
 	           AND x.status <> 'processed'
+	           AND NOT EXISTS (SELECT FROM app.runs AS d WHERE d.event_id = x.id)
 	           AND (x.order_num, x.received_at, x.id) < (e.order_num, e.received_at, e.id)),
 	        EXISTS (SELECT FROM webhooks.events AS x
 	         WHERE x.provider = e.provider AND x.order_key = e.order_key AND x.id <> e.id

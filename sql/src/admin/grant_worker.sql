@@ -1,8 +1,8 @@
 -- +goose StatementBegin
 -- webhooks.grant_worker lets a role process events: claim, complete, fail,
 -- heartbeat, release, leased_events and process_batch (the two-phase lease),
--- and process_pending with its helpers _lock_pending, _mark_processed and
--- _fail_pending (the row lock as the lease). A worker sees the payloads of
+-- and process_pending with its helpers _lock_pending, _lock_sequences,
+-- _mark_processed and _fail_pending (the row lock as the lease). A worker sees the payloads of
 -- the events it claims or locks and nothing else; it cannot ingest or replay.
 CREATE OR REPLACE FUNCTION webhooks.grant_worker(role text)
 RETURNS void
@@ -22,6 +22,7 @@ BEGIN
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
+        webhooks._lock_sequences(text, integer),
         webhooks._mark_processed(bigint[]),
         webhooks._fail_pending(bigint, text)
         TO %I', grant_worker.role);
@@ -31,7 +32,7 @@ $$;
 
 COMMENT ON FUNCTION webhooks.grant_worker(text) IS
   'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase '
-  'lease), and process_pending with _lock_pending, _mark_processed and _fail_pending (the row lock as the '
+  'lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
   'lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_worker(text) FROM PUBLIC;
 

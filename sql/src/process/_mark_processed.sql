@@ -17,21 +17,40 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_n   integer;
-    v_xid xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
+    v_n         integer;
+    v_xid       xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
+    v_providers text[];
+    v_keys      text[];
 BEGIN
-    UPDATE webhooks.events AS e
-    SET status       = 'processed',
-        processed_at = now(),
-        claimed_at   = now(),
-        attempts     = e.attempts + 1,
-        last_error   = NULL,
-        updated_at   = now()
-    WHERE e.id = ANY (_mark_processed.event_ids)
-      AND e.status IS NOT DISTINCT FROM 'pending'
-      AND e.attempts < e.max_attempts
-      AND e.xmax = v_xid;
-    GET DIAGNOSTICS v_n = ROW_COUNT;
+    -- Ordered events: the trigger's settle of their sequences (_order_sync)
+    -- stands aside for this statement and runs below, once per sequence,
+    -- however many of its events the batch holds (a run from
+    -- _lock_sequences()).
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    WITH u AS (
+        UPDATE webhooks.events AS e
+        SET status       = 'processed',
+            processed_at = now(),
+            claimed_at   = now(),
+            attempts     = e.attempts + 1,
+            last_error   = NULL,
+            updated_at   = now()
+        WHERE e.id = ANY (_mark_processed.event_ids)
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.attempts < e.max_attempts
+          AND e.xmax = v_xid
+        RETURNING e.provider, e.order_key
+    ), k AS (
+        SELECT DISTINCT u.provider, u.order_key FROM u WHERE u.order_key IS NOT NULL
+    )
+    SELECT (SELECT count(*) FROM u)::integer,
+           ARRAY(SELECT k.provider FROM k ORDER BY k.provider, k.order_key),
+           ARRAY(SELECT k.order_key FROM k ORDER BY k.provider, k.order_key)
+    INTO v_n, v_providers, v_keys;
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+    FOR i IN 1..pg_catalog.cardinality(v_keys) LOOP
+        PERFORM webhooks._order_settle(v_providers[i], v_keys[i]);
+    END LOOP;
     RETURN v_n;
 END;
 $$;

@@ -7,6 +7,11 @@
 -- rescue when the worker dies (its transaction rolls back, the events are
 -- pending again, their attempts not counted).
 --
+-- Ordered sequences (set_ordering()): the batch may hold a run of one
+-- sequence, head first (_lock_sequences()); the events run in the order
+-- locked, and once an event fails, the events behind it in its sequence in
+-- this batch are not run (nor returned): they stay pending and held.
+--
 -- Optimistic: the whole batch runs in one subtransaction. Only when a
 -- handler raises does it roll that back and run the batch again event by
 -- event, each in its own subtransaction: a failing event is recorded with
@@ -38,6 +43,7 @@ DECLARE
     v_ev     webhooks.events;
     v_n      integer;
     v_failed boolean := false;
+    v_stuck  text[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -54,7 +60,7 @@ BEGIN
     END IF;
 
     -- Locked outside the subtransaction below, so rolling it back keeps them.
-    v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
     v_n := pg_catalog.cardinality(v_evs);
     IF v_n = 0 THEN
         RETURN;
@@ -79,8 +85,11 @@ BEGIN
         RETURN;
     END IF;
 
-    -- A handler raised: event by event, each in its own subtransaction.
+    -- A handler raised: event by event, each in its own subtransaction; a
+    -- sequence stops at its first failure.
     FOREACH v_ev IN ARRAY v_evs LOOP
+        CONTINUE WHEN v_ev.order_key IS NOT NULL
+                  AND v_ev.provider || chr(31) || v_ev.order_key = ANY (v_stuck);
         event_id := v_ev.id;
         attempt  := v_ev.attempts;
         BEGIN
@@ -97,6 +106,9 @@ BEGIN
             WHEN OTHERS THEN
                 error   := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
                 outcome := webhooks._fail_pending(v_ev.id, error);
+                IF v_ev.order_key IS NOT NULL THEN
+                    v_stuck := v_stuck || (v_ev.provider || chr(31) || v_ev.order_key);
+                END IF;
                 IF outcome IS NULL THEN
                     RAISE EXCEPTION 'pginbox: locked event % could not be marked failed', v_ev.id
                         USING ERRCODE = 'PX002';
@@ -110,7 +122,8 @@ $$;
 
 COMMENT ON FUNCTION webhooks.process_pending(regprocedure, text, integer) IS
   'Runs handler (a function taking one webhooks.events) on up to max_events pending events locked FOR UPDATE '
-  'SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end), then '
+  'SKIP LOCKED in the calling transaction (the row lock is the lease: nothing written until the end; behind '
+  'the head of an ordered sequence, the events waiting behind it, run in sequence order), then '
   'marks them processed with one UPDATE; commit the transaction to keep the effects. When a handler raises, '
   'the batch runs again event by event in subtransactions and a failing event is retried with backoff, '
   'dead at max_attempts. Returns one row per event: outcome processed, pending or dead (see error), and the '
