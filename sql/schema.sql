@@ -927,9 +927,9 @@ DECLARE
     v_keys      text[];
 BEGIN
     -- Ordered events: the trigger's settle of their sequences (_order_sync)
-    -- stands aside for this statement and runs below, once per sequence,
-    -- however many of its events the batch holds (a run from
-    -- _lock_sequences()).
+    -- stands aside for this statement and runs below, once for all of
+    -- them (_order_settle_many), however many of a sequence's events the
+    -- batch holds (a run from _lock_sequences()).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
     WITH u AS (
         UPDATE webhooks.events AS e
@@ -952,9 +952,7 @@ BEGIN
            ARRAY(SELECT k.order_key FROM k ORDER BY k.provider, k.order_key)
     INTO v_n, v_providers, v_keys;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
-    FOR i IN 1..pg_catalog.cardinality(v_keys) LOOP
-        PERFORM webhooks._order_settle(v_providers[i], v_keys[i]);
-    END LOOP;
+    PERFORM webhooks._order_settle_many(v_providers, v_keys);
     RETURN v_n;
 END;
 $$;
@@ -1153,6 +1151,76 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
+
+CREATE FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_ps   text[];
+    v_ks   text[];
+    v_slow record;
+BEGIN
+    IF coalesce(pg_catalog.cardinality(_order_settle_many.order_keys), 0) = 0 THEN
+        RETURN;
+    END IF;
+    IF pg_catalog.cardinality(_order_settle_many.providers) IS DISTINCT FROM pg_catalog.cardinality(_order_settle_many.order_keys) THEN
+        RAISE EXCEPTION 'pginbox: % providers for % order keys', pg_catalog.cardinality(_order_settle_many.providers),
+            pg_catalog.cardinality(_order_settle_many.order_keys)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT pg_catalog.array_agg(d.p ORDER BY d.p, d.k), pg_catalog.array_agg(d.k ORDER BY d.p, d.k)
+    INTO v_ps, v_ks
+    FROM (SELECT DISTINCT u.p, u.k
+          FROM ROWS FROM (pg_catalog.unnest(_order_settle_many.providers), pg_catalog.unnest(_order_settle_many.order_keys)) AS u(p, k)
+          WHERE u.p IS NOT NULL AND u.k IS NOT NULL) AS d;
+    IF v_ks IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM webhooks._order_lock(x.p, x.k) FROM ROWS FROM (pg_catalog.unnest(v_ps), pg_catalog.unnest(v_ks)) AS x(p, k);
+
+    -- Each sequence: whether the common case holds and, if so, its first
+    -- unfinished event (held, so first in the index's order). Then the
+    -- release, in the same statement; the sequences left over after it.
+    FOR v_slow IN
+        WITH s AS (
+            SELECT x.p, x.k,
+                   o.provider IS NOT NULL
+                   AND NOT EXISTS (
+                       SELECT FROM webhooks.events AS e
+                       WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
+                         AND (e.status = 'processed') IS FALSE
+                         AND e.order_held IS FALSE) AS fast,
+                   (SELECT e.id FROM webhooks.events AS e
+                    WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
+                      AND (e.status = 'processed') IS FALSE
+                      AND e.order_held IS TRUE
+                    ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+                    LIMIT 1) AS first_id
+            FROM ROWS FROM (pg_catalog.unnest(v_ps), pg_catalog.unnest(v_ks)) AS x(p, k)
+            LEFT JOIN webhooks.ordering AS o ON o.provider = x.p
+        ), released AS (
+            -- "IS NOT DISTINCT FROM" keeps the planner off the claim index,
+            -- as in _order_settle().
+            UPDATE webhooks.events AS e
+            SET order_held = false
+            FROM s
+            WHERE s.fast AND e.id = s.first_id
+              AND e.status IS NOT DISTINCT FROM 'pending'
+              AND e.order_held
+            RETURNING e.id
+        )
+        SELECT s.p, s.k FROM s
+        WHERE NOT s.fast
+        ORDER BY s.p, s.k
+    LOOP
+        PERFORM webhooks._order_settle(v_slow.p, v_slow.k);
+    END LOOP;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) IS 'Private: _order_settle() for each sequence (providers[i], order_keys[i]), the common case (every unfinished event of the sequence held: its first may run) decided for all of them in one statement. Called once per batch by _mark_processed() and process_batch().';
 
 CREATE FUNCTION webhooks._order_sync() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2401,6 +2469,7 @@ BEGIN
         webhooks.release(bigint, text, integer),
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
+        webhooks._order_settle_many(text[], text[]),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
         webhooks._lock_sequences(text, integer),
@@ -2410,7 +2479,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2900,6 +2969,9 @@ DECLARE
     v_ev     webhooks.events;
     v_t0     timestamptz;
     v_status text;
+    v_ok     boolean;
+    v_ps     text[] := '{}';
+    v_ks     text[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -2925,7 +2997,10 @@ BEGIN
         event_id := v_ev.id;
         BEGIN
             EXECUTE v_sql USING v_ev;
-            IF NOT webhooks.complete(v_ev.id, process_batch.worker, v_ev.attempts) THEN
+            PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+            v_ok := webhooks.complete(v_ev.id, process_batch.worker, v_ev.attempts);
+            PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+            IF NOT v_ok THEN
                 -- Lost between leased_events() and here: undo the handler.
                 RAISE EXCEPTION 'pginbox: lease lost' USING ERRCODE = 'PX001';
             END IF;
@@ -2937,12 +3012,19 @@ BEGIN
                 error   := NULL;
             WHEN OTHERS THEN
                 error := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
+                PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
                 v_status := webhooks.fail(v_ev.id, process_batch.worker, v_ev.attempts, error);
+                PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
                 outcome := coalesce(v_status, 'lost');
         END;
+        IF v_ev.order_key IS NOT NULL THEN
+            v_ps := v_ps || v_ev.provider;
+            v_ks := v_ks || v_ev.order_key;
+        END IF;
         handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
         RETURN NEXT;
     END LOOP;
+    PERFORM webhooks._order_settle_many(v_ps, v_ks);
 END;
 $_$;
 
@@ -4813,6 +4895,8 @@ REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM 
 REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_settle(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 

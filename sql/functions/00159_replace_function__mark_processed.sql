@@ -25,9 +25,9 @@ DECLARE
     v_keys      text[];
 BEGIN
     -- Ordered events: the trigger's settle of their sequences (_order_sync)
-    -- stands aside for this statement and runs below, once per sequence,
-    -- however many of its events the batch holds (a run from
-    -- _lock_sequences()).
+    -- stands aside for this statement and runs below, once for all of
+    -- them (_order_settle_many), however many of a sequence's events the
+    -- batch holds (a run from _lock_sequences()).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
     WITH u AS (
         UPDATE webhooks.events AS e
@@ -50,9 +50,7 @@ BEGIN
            ARRAY(SELECT k.order_key FROM k ORDER BY k.provider, k.order_key)
     INTO v_n, v_providers, v_keys;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
-    FOR i IN 1..pg_catalog.cardinality(v_keys) LOOP
-        PERFORM webhooks._order_settle(v_providers[i], v_keys[i]);
-    END LOOP;
+    PERFORM webhooks._order_settle_many(v_providers, v_keys);
     RETURN v_n;
 END;
 $$;

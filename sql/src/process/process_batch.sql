@@ -14,6 +14,13 @@
 -- it. What the caller needs is EXECUTE on leased_events, complete and fail
 -- (grant_worker gives it) and whatever the handler itself needs.
 --
+-- Ordered sequences (set_ordering()): the settle that complete() and fail()
+-- trigger for an ordered event stands aside (pginbox.order_bulk, set around
+-- those calls only, never around the handler) and runs once for all the
+-- batch's sequences at its end (_order_settle_many): nothing of the batch
+-- is visible to other workers before its commit anyway. The caller needs
+-- EXECUTE on _order_settle_many too (grant_worker gives it).
+--
 -- A query cancel (statement_timeout, a client cancel) is not caught: it
 -- aborts the whole batch, which rolls back; the leases then expire and are
 -- rescued, or the runner re-runs the batch event by event.
@@ -34,6 +41,9 @@ DECLARE
     v_ev     webhooks.events;
     v_t0     timestamptz;
     v_status text;
+    v_ok     boolean;
+    v_ps     text[] := '{}';
+    v_ks     text[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -59,7 +69,10 @@ BEGIN
         event_id := v_ev.id;
         BEGIN
             EXECUTE v_sql USING v_ev;
-            IF NOT webhooks.complete(v_ev.id, process_batch.worker, v_ev.attempts) THEN
+            PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+            v_ok := webhooks.complete(v_ev.id, process_batch.worker, v_ev.attempts);
+            PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
+            IF NOT v_ok THEN
                 -- Lost between leased_events() and here: undo the handler.
                 RAISE EXCEPTION 'pginbox: lease lost' USING ERRCODE = 'PX001';
             END IF;
@@ -71,12 +84,19 @@ BEGIN
                 error   := NULL;
             WHEN OTHERS THEN
                 error := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
+                PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
                 v_status := webhooks.fail(v_ev.id, process_batch.worker, v_ev.attempts, error);
+                PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
                 outcome := coalesce(v_status, 'lost');
         END;
+        IF v_ev.order_key IS NOT NULL THEN
+            v_ps := v_ps || v_ev.provider;
+            v_ks := v_ks || v_ev.order_key;
+        END IF;
         handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
         RETURN NEXT;
     END LOOP;
+    PERFORM webhooks._order_settle_many(v_ps, v_ks);
 END;
 $$;
 -- +goose StatementEnd

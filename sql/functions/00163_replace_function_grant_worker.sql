@@ -2,7 +2,8 @@
 -- begin sql/src/admin/grant_worker.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_worker lets a role process events: claim, complete, fail,
--- heartbeat, release, leased_events and process_batch (the two-phase lease),
+-- heartbeat, release, leased_events and process_batch with its helper
+-- _order_settle_many (the two-phase lease),
 -- and process_pending with its helpers _lock_pending, _lock_sequences,
 -- _mark_processed and _fail_pending (the row lock as the lease). A worker sees the payloads of
 -- the events it claims or locks and nothing else; it cannot ingest or replay.
@@ -22,6 +23,7 @@ BEGIN
         webhooks.release(bigint, text, integer),
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
+        webhooks._order_settle_many(text[], text[]),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
         webhooks._lock_sequences(text, integer),
@@ -33,8 +35,8 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks.grant_worker(text) IS
-  'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch (the two-phase '
-  'lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
+  'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with '
+  '_order_settle_many (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
   'lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_worker(text) FROM PUBLIC;
 
