@@ -14,7 +14,9 @@
 -- head of a sequence is ever not held), due (run_after <= now()), below
 -- max_attempts and not locked by another transaction; a dead one is stepped
 -- over when the provider's dead_blocks is false, and ends the run when it is
--- true; anything else ends the run. They are locked FOR UPDATE SKIP LOCKED
+-- true; anything else ends the run. At most max_events + 16 of them are
+-- read per head (so a long stretch of dead events passed over may shorten
+-- a run, never reorder it). They are locked FOR UPDATE SKIP LOCKED
 -- and only the unbroken prefix of what was locked is used. The caller must
 -- run them in the order returned and must not run an event after another of
 -- its sequence failed in the same batch (process_pending() does both): that
@@ -44,8 +46,6 @@ DECLARE
     v_received    timestamptz;
     v_dead_blocks boolean;
     v_f           record;
-    v_run         bigint[];
-    v_locked      bigint[];
     v_i           integer;
 BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
@@ -84,43 +84,47 @@ BEGIN
         CONTINUE WHEN v_dead_blocks IS NULL;
 
         -- The unfinished events behind the head, in sequence order
-        -- (events_order_idx), cut at the first that may not run now.
-        v_run := '{}';
+        -- (events_order_idx), cut at the first that may not run now, then
+        -- locked (re-checked under the lock) in one statement; the run is
+        -- what was locked before the first one that could not be.
+        v_i := 0;
         FOR v_f IN
-            SELECT e.id, e.status, e.order_held, e.run_after, e.attempts, e.max_attempts
-            FROM webhooks.events AS e
-            WHERE e.provider = v_provider
-              AND e.order_key = v_key
-              AND e.order_key IS NOT NULL
-              AND (e.status = 'processed') IS FALSE
-              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-                > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
-            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-        LOOP
-            IF v_f.status = 'dead' AND NOT v_dead_blocks THEN
-                CONTINUE;
-            END IF;
-            EXIT WHEN v_f.status <> 'pending' OR NOT v_f.order_held
-                   OR v_f.run_after > now() OR v_f.attempts >= v_f.max_attempts;
-            v_run := v_run || v_f.id;
-            EXIT WHEN pg_catalog.cardinality(v_run) >= v_budget;
-        END LOOP;
-        CONTINUE WHEN pg_catalog.cardinality(v_run) = 0;
-
-        -- Lock them, re-checked under the lock; keep the unbroken prefix.
-        v_locked := ARRAY(
-            SELECT e.id FROM webhooks.events AS e
-            WHERE e.id = ANY (v_run)
-              AND e.status IS NOT DISTINCT FROM 'pending'
+            WITH c AS (
+                SELECT e.id, e.status,
+                       (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                       OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
+                       row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                                   e.received_at, e.id) AS rn
+                FROM webhooks.events AS e
+                WHERE e.provider = v_provider
+                  AND e.order_key = v_key
+                  AND e.order_key IS NOT NULL
+                  AND (e.status = 'processed') IS FALSE
+                  AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                    > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
+                ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+                LIMIT v_budget + 16
+            ), run AS (
+                SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
+                FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+                WHERE r.ok AND r.status = 'pending'
+                ORDER BY r.rn
+                LIMIT v_budget
+            )
+            SELECT e.id, run.n
+            FROM run
+            JOIN webhooks.events AS e ON e.id = run.id
+            WHERE e.status IS NOT DISTINCT FROM 'pending'
               AND e.order_held IS NOT DISTINCT FROM true
               AND e.order_key IS NOT DISTINCT FROM v_key
-            FOR UPDATE SKIP LOCKED);
-        v_i := 1;
-        WHILE v_i <= pg_catalog.cardinality(v_run) AND v_run[v_i] = ANY (v_locked) LOOP
-            v_ids := v_ids || v_run[v_i];
+            ORDER BY run.n
+            FOR UPDATE OF e SKIP LOCKED
+        LOOP
+            EXIT WHEN v_f.n <> v_i + 1;
+            v_ids := v_ids || v_f.id;
             v_i := v_i + 1;
         END LOOP;
-        v_budget := v_budget - (v_i - 1);
+        v_budget := v_budget - v_i;
     END LOOP;
     CLOSE v_cur;
 
