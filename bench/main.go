@@ -119,7 +119,7 @@ func fullConfig() config {
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
 		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
 		backfillEvents: 100_000,
-		orderingShapes: [][2]int{{200, 25}, {10_000, 5}}, orderingLeases: []string{variantRowLock, variantTwoPhase}, orderingRounds: 2,
+		orderingShapes: [][2]int{{200, 25}, {10_000, 5}}, orderingLeases: []string{variantRowLock, variantTwoPhase}, orderingRounds: 4,
 		traceN: 20_000, traceConns: 32,
 	}
 }

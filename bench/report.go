@@ -307,8 +307,22 @@ func findFindings(r *results) findings {
 		f.Drain = &h.Drain
 	}
 	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
-		f.HTTP != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil
+		f.HTTP != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering)
 	return f
+}
+
+// orderingMissed reports whether an ordered/unordered ratio of section 7
+// is under its 0.8 target (the template writes a finding for each).
+func orderingMissed(o *orderingResult) bool {
+	if o == nil {
+		return false
+	}
+	for _, p := range o.Points {
+		if p.Ratio > 0 && p.Ratio < 0.8 {
+			return true
+		}
+	}
+	return false
 }
 
 // callCPU returns the CPU per call of the call cost whose What starts with prefix, or 0.

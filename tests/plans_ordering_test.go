@@ -55,3 +55,48 @@ func TestBlockedSequencesPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderingLateProbePlan: the late-arrival probe (the trigger
+// events_order_late, run for every ordered event marked processed) reads
+// events_order_idx under the plan a session keeps, the generic one, with
+// the statistics of a table that had no processed event when it was
+// analyzed. Testing "(status = 'processed') = true" made that plan read
+// events_status_provider_received_idx: every processed event of the
+// provider, per probe.
+func TestOrderingLateProbePlan(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	ctx := context.Background()
+	setupOrdered(t, pool, "stripe")
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, order_key, order_num, order_held)
+		SELECT 'stripe', 'evt_' || k || '_' || n, 't',
+		       jsonb_build_object('seq', n, 'data', jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || k))),
+		       'cus_' || k, n, n > 1
+		FROM generate_series(25, 1, -1) AS n, generate_series(1, 200) AS k`)
+	execSQL(t, pool, `ANALYZE webhooks.events`)
+
+	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
+		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`,
+		`SET plan_cache_mode = force_generic_plan`)
+	if _, err := c.Exec(ctx, `SELECT count(*) FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', 10)`); err != nil {
+		t.Fatal(err)
+	}
+	var probes []string
+	for _, plan := range notes() {
+		if strings.Contains(plan, "NEW.processed_at") {
+			probes = append(probes, plan)
+		}
+	}
+	if len(probes) == 0 {
+		t.Fatalf("auto_explain logged no plan of the late-arrival probe:\n%s", strings.Join(notes(), "\n"))
+	}
+	for _, plan := range probes {
+		if !strings.Contains(plan, "events_order_idx") || strings.Contains(plan, "events_status_provider_received_idx") {
+			t.Fatalf("the late-arrival probe does not read events_order_idx:\n%s", plan)
+		}
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`); n == 0 {
+		t.Fatal("process_pending processed nothing")
+	}
+}
