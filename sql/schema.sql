@@ -928,11 +928,15 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
-    -- Ordered events: the trigger's settle of their sequences (_order_sync)
-    -- stands aside for this statement and runs below, once for all of
-    -- them (_order_settle_many), however many of a sequence's events the
-    -- batch holds (a run from _lock_sequences()).
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    -- Ordered events: both triggers stand aside for this statement
+    -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
+    -- marks a late arrival out_of_order, as _order_mark_late() would, but in
+    -- the statement's own snapshot, so the events of a run it marks together
+    -- do not count against each other; the settle of their sequences
+    -- (_order_sync) runs below, once for all of them (_order_settle_many),
+    -- however many of a sequence's events the batch holds (a run from
+    -- _lock_sequences()).
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
         UPDATE webhooks.events AS e
         SET status       = 'processed',
@@ -940,7 +944,17 @@ BEGIN
             claimed_at   = now(),
             attempts     = e.attempts + 1,
             last_error   = NULL,
-            updated_at   = now()
+            updated_at   = now(),
+            order_held   = false,
+            out_of_order = e.out_of_order OR (e.order_key IS NOT NULL AND EXISTS (
+                SELECT FROM webhooks.events AS l
+                WHERE l.provider = e.provider
+                  AND l.order_key = e.order_key
+                  AND l.order_key IS NOT NULL
+                  AND (l.status = 'processed') IS TRUE
+                  AND NOT l.order_held
+                  AND (coalesce(l.order_num, 'NaN'::numeric), coalesce(l.order_text, '') COLLATE "C", l.received_at, l.id)
+                    > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)))
         WHERE e.id = ANY (_mark_processed.event_ids)
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
@@ -1229,7 +1243,7 @@ CREATE FUNCTION webhooks._order_sync() RETURNS trigger
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    IF pg_catalog.current_setting('pginbox.order_bulk', true) = 'on' THEN
+    IF pg_catalog.current_setting('pginbox.order_bulk', true) IN ('on', 'mark') THEN
         RETURN NULL;
     END IF;
     IF TG_OP = 'DELETE' THEN
@@ -4841,9 +4855,9 @@ CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider,
 
 CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
 
-CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
+CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'mark'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
 
-CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'on'::text) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
+CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (COALESCE(current_setting('pginbox.order_bulk'::text, true), ''::text) <> ALL (ARRAY['on'::text, 'mark'::text])) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
 
 CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
 

@@ -56,11 +56,12 @@ func TestBlockedSequencesPlan(t *testing.T) {
 	}
 }
 
-// TestOrderingLateProbePlan: the late-arrival probe (the trigger
-// events_order_late, run for every ordered event marked processed) reads
-// events_order_idx under the plan a session keeps, the generic one, with
-// the statistics of a table that had no processed event when it was
-// analyzed. Testing "(status = 'processed') = true" made that plan read
+// TestOrderingLateProbePlan: the late-arrival probes read events_order_idx
+// under the plan a session keeps, the generic one, with the statistics of a
+// table that had no processed event when it was analyzed — both the one in
+// _mark_processed()'s UPDATE (the row lock as the lease) and the trigger
+// events_order_late's (complete(), every other path). Testing
+// "(status = 'processed') = true" made that plan read
 // events_status_provider_received_idx: every processed event of the
 // provider, per probe.
 func TestOrderingLateProbePlan(t *testing.T) {
@@ -79,24 +80,43 @@ func TestOrderingLateProbePlan(t *testing.T) {
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
 		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`,
 		`SET plan_cache_mode = force_generic_plan`)
+	check := func(t *testing.T, what, marker string, plans []string) {
+		t.Helper()
+		var probes []string
+		for _, plan := range plans {
+			if strings.Contains(plan, marker) {
+				probes = append(probes, plan)
+			}
+		}
+		if len(probes) == 0 {
+			t.Fatalf("auto_explain logged no plan of %s:\n%s", what, strings.Join(plans, "\n"))
+		}
+		for _, plan := range probes {
+			if !strings.Contains(plan, "events_order_idx") || strings.Contains(plan, "events_status_provider_received_idx") {
+				t.Fatalf("%s does not read events_order_idx:\n%s", what, plan)
+			}
+		}
+	}
+
+	// The row lock as the lease: the probe is part of the UPDATE.
 	if _, err := c.Exec(ctx, `SELECT count(*) FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', 10)`); err != nil {
 		t.Fatal(err)
 	}
-	var probes []string
-	for _, plan := range notes() {
-		if strings.Contains(plan, "NEW.processed_at") {
-			probes = append(probes, plan)
-		}
-	}
-	if len(probes) == 0 {
-		t.Fatalf("auto_explain logged no plan of the late-arrival probe:\n%s", strings.Join(notes(), "\n"))
-	}
-	for _, plan := range probes {
-		if !strings.Contains(plan, "events_order_idx") || strings.Contains(plan, "events_status_provider_received_idx") {
-			t.Fatalf("the late-arrival probe does not read events_order_idx:\n%s", plan)
-		}
-	}
+	check(t, "_mark_processed's late-arrival probe", "AS l", notes())
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`); n == 0 {
 		t.Fatal("process_pending processed nothing")
 	}
+
+	// The two-phase lease: the trigger's probe.
+	seen := len(notes())
+	var id int64
+	var attempt int32
+	if err := c.QueryRow(ctx, `SELECT id, attempts FROM webhooks.claim('w', 1)`).Scan(&id, &attempt); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	if err := c.QueryRow(ctx, `SELECT webhooks.complete($1, 'w', $2)`, id, attempt).Scan(&ok); err != nil || !ok {
+		t.Fatalf("complete: %v %v", ok, err)
+	}
+	check(t, "events_order_late's probe", "NEW.processed_at", notes()[seen:])
 }

@@ -44,14 +44,11 @@ REVOKE EXECUTE ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 -- functions are sql/src/order/_order_sync.sql and _order_mark_late.sql).
 -- The WHEN clauses leave every unordered event out: a provider without
 -- ordering pays nothing. A status change to processing (a claim) changes no
--- sequence's head, so it does not settle. Nor does a statement run under
--- pginbox.order_bulk (set_ordering(), _mark_processed()), which settles each
--- sequence it touched once, itself: such a row is not even queued.
+-- sequence's head, so it does not settle.
 CREATE TRIGGER events_order_sync
     AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events
     FOR EACH ROW
     WHEN ((OLD.order_key IS NOT NULL OR NEW.order_key IS NOT NULL)
-          AND pg_catalog.current_setting('pginbox.order_bulk', true) IS DISTINCT FROM 'on'
           AND ((NEW.status IS DISTINCT FROM OLD.status AND NEW.status <> 'processing')
                OR NEW.order_key IS DISTINCT FROM OLD.order_key
                OR NEW.order_num IS DISTINCT FROM OLD.order_num

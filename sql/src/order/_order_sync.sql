@@ -7,8 +7,10 @@
 -- unfinished ordered event, it settles the sequences the event was and is in
 -- (_order_settle). Its WHEN clauses (webhooks.events' triggers
 -- events_order_sync and events_order_sync_delete) leave unordered events
--- out, so they cost nothing. set_ordering() and clear_ordering() switch it
--- off for their own bulk update (pginbox.order_bulk) and settle themselves.
+-- out, so they cost nothing. set_ordering(), clear_ordering(),
+-- _mark_processed() and process_batch() switch it off for their own
+-- statements (pginbox.order_bulk 'on', or 'mark' where the statement also
+-- does _order_mark_late()'s work) and settle themselves.
 CREATE OR REPLACE FUNCTION webhooks._order_sync()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -17,7 +19,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF pg_catalog.current_setting('pginbox.order_bulk', true) = 'on' THEN
+    IF pg_catalog.current_setting('pginbox.order_bulk', true) IN ('on', 'mark') THEN
         RETURN NULL;
     END IF;
     IF TG_OP = 'DELETE' THEN

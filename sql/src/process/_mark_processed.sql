@@ -22,11 +22,15 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
-    -- Ordered events: the trigger's settle of their sequences (_order_sync)
-    -- stands aside for this statement and runs below, once for all of
-    -- them (_order_settle_many), however many of a sequence's events the
-    -- batch holds (a run from _lock_sequences()).
-    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
+    -- Ordered events: both triggers stand aside for this statement
+    -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
+    -- marks a late arrival out_of_order, as _order_mark_late() would, but in
+    -- the statement's own snapshot, so the events of a run it marks together
+    -- do not count against each other; the settle of their sequences
+    -- (_order_sync) runs below, once for all of them (_order_settle_many),
+    -- however many of a sequence's events the batch holds (a run from
+    -- _lock_sequences()).
+    PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
         UPDATE webhooks.events AS e
         SET status       = 'processed',
@@ -34,7 +38,17 @@ BEGIN
             claimed_at   = now(),
             attempts     = e.attempts + 1,
             last_error   = NULL,
-            updated_at   = now()
+            updated_at   = now(),
+            order_held   = false,
+            out_of_order = e.out_of_order OR (e.order_key IS NOT NULL AND EXISTS (
+                SELECT FROM webhooks.events AS l
+                WHERE l.provider = e.provider
+                  AND l.order_key = e.order_key
+                  AND l.order_key IS NOT NULL
+                  AND (l.status = 'processed') IS TRUE
+                  AND NOT l.order_held
+                  AND (coalesce(l.order_num, 'NaN'::numeric), coalesce(l.order_text, '') COLLATE "C", l.received_at, l.id)
+                    > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)))
         WHERE e.id = ANY (_mark_processed.event_ids)
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
