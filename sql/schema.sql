@@ -257,6 +257,7 @@ BEGIN
                        END,
         attempts     = e.attempts + 1,
         claimed_at   = now(),
+        order_held   = false,
         last_error   = left(coalesce(nullif(btrim(_fail_pending.error), ''), 'unknown error'), 8192),
         updated_at   = now()
     WHERE e.id = _fail_pending.event_id
@@ -798,6 +799,85 @@ $$;
 
 COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS 'Locks up to max_events (1..10000) pending events whose run_after <= now(), oldest first, FOR UPDATE SKIP LOCKED in the calling transaction, skipping providers paused with pause() and events held behind their sequence, and returns them as claim() would (status processing, locked_by = worker, attempts + 1, claimed_at now()) without writing them: the row lock is the lease, released by the transaction''s end. Finish them in the same transaction with _mark_processed() or _fail_pending().';
 
+CREATE FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer) RETURNS SETOF webhooks.events
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_head        webhooks.events;
+    v_dead_blocks boolean;
+    v_ids         bigint[] := '{}';
+    v_f           record;
+BEGIN
+    IF _lock_run.max_events IS NULL OR _lock_run.max_events < 1 THEN
+        RETURN;
+    END IF;
+    SELECT e.* INTO v_head FROM webhooks.events AS e WHERE e.id = _lock_run.event_id;
+    IF v_head.order_key IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_head.provider;
+    IF v_dead_blocks IS NULL THEN
+        RETURN;
+    END IF;
+
+    -- events_order_idx, in sequence order.
+    FOR v_f IN
+        WITH c AS (
+            SELECT e.id, e.status,
+                   (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                   OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
+                   row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                               e.received_at, e.id) AS rn
+            FROM webhooks.events AS e
+            WHERE e.provider = v_head.provider
+              AND e.order_key = v_head.order_key
+              AND e.order_key IS NOT NULL
+              AND (e.status = 'processed') IS FALSE
+              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                > (coalesce(v_head.order_num, 'NaN'::numeric), coalesce(v_head.order_text, '') COLLATE "C", v_head.received_at, v_head.id)
+            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+            LIMIT _lock_run.max_events + 16
+        ), run AS (
+            SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
+            FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+            WHERE r.ok AND r.status = 'pending'
+            ORDER BY r.rn
+            LIMIT _lock_run.max_events
+        )
+        SELECT e.id, run.n
+        FROM run
+        JOIN webhooks.events AS e ON e.id = run.id
+        WHERE e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held IS NOT DISTINCT FROM true
+          AND e.order_key IS NOT DISTINCT FROM v_head.order_key
+        ORDER BY run.n
+        FOR UPDATE OF e SKIP LOCKED
+    LOOP
+        EXIT WHEN v_f.n <> pg_catalog.cardinality(v_ids) + 1;
+        v_ids := v_ids || v_f.id;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT e.id, e.provider, e.external_id, e.event_type,
+           'processing'::text,              -- status
+           e.payload, e.source, e.received_at, e.revision, e.updated_at,
+           now(),                           -- claimed_at
+           e.processed_at,
+           e.attempts + 1,                  -- attempts
+           e.max_attempts, e.run_after,
+           _lock_run.worker,                -- locked_by
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
+           e.trace_parent, e.trace_link
+    FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
+    JOIN webhooks.events AS e ON e.id = x.id
+    ORDER BY x.n;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer) IS 'Private: locks (FOR UPDATE SKIP LOCKED) up to max_events events waiting behind event_id in its ordered sequence that may run now and returns them in sequence order as _lock_pending() would (locked_by worker); the caller runs them in that order after event_id and stops at the first failure.';
+
 CREATE FUNCTION webhooks._lock_sequences(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -808,14 +888,8 @@ DECLARE
     v_budget      integer;
     v_cur         refcursor;
     v_id          bigint;
-    v_provider    text;
     v_key         text;
-    v_num         numeric;
-    v_text        text;
-    v_received    timestamptz;
-    v_dead_blocks boolean;
-    v_f           record;
-    v_i           integer;
+    v_run         bigint[];
 BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
         RETURN QUERY SELECT * FROM webhooks._lock_pending(_lock_sequences.worker, _lock_sequences.max_events);
@@ -833,7 +907,7 @@ BEGIN
     -- The same pick as _lock_pending()'s, one row per FETCH: a row is
     -- locked only when fetched.
     OPEN v_cur NO SCROLL FOR
-        SELECT e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
+        SELECT e.id, e.order_key
         FROM webhooks.events AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
@@ -843,57 +917,15 @@ BEGIN
         ORDER BY e.run_after, e.id
         FOR UPDATE SKIP LOCKED;
     WHILE v_budget > 0 LOOP
-        FETCH v_cur INTO v_id, v_provider, v_key, v_num, v_text, v_received;
+        FETCH v_cur INTO v_id, v_key;
         EXIT WHEN NOT FOUND;
         v_ids := v_ids || v_id;
         v_budget := v_budget - 1;
         CONTINUE WHEN v_key IS NULL OR v_budget = 0;
 
-        SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
-        CONTINUE WHEN v_dead_blocks IS NULL;
-
-        -- The unfinished events behind the head, in sequence order
-        -- (events_order_idx), cut at the first that may not run now, then
-        -- locked (re-checked under the lock) in one statement; the run is
-        -- what was locked before the first one that could not be.
-        v_i := 0;
-        FOR v_f IN
-            WITH c AS (
-                SELECT e.id, e.status,
-                       (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
-                       OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
-                       row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
-                                                   e.received_at, e.id) AS rn
-                FROM webhooks.events AS e
-                WHERE e.provider = v_provider
-                  AND e.order_key = v_key
-                  AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
-                  AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-                    > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
-                ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-                LIMIT v_budget + 16
-            ), run AS (
-                SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
-                FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
-                WHERE r.ok AND r.status = 'pending'
-                ORDER BY r.rn
-                LIMIT v_budget
-            )
-            SELECT e.id, run.n
-            FROM run
-            JOIN webhooks.events AS e ON e.id = run.id
-            WHERE e.status IS NOT DISTINCT FROM 'pending'
-              AND e.order_held IS NOT DISTINCT FROM true
-              AND e.order_key IS NOT DISTINCT FROM v_key
-            ORDER BY run.n
-            FOR UPDATE OF e SKIP LOCKED
-        LOOP
-            EXIT WHEN v_f.n <> v_i + 1;
-            v_ids := v_ids || v_f.id;
-            v_i := v_i + 1;
-        END LOOP;
-        v_budget := v_budget - v_i;
+        v_run := ARRAY(SELECT r.id FROM webhooks._lock_run(v_id, _lock_sequences.worker, v_budget) AS r);
+        v_ids := v_ids || v_run;
+        v_budget := v_budget - pg_catalog.cardinality(v_run);
     END LOOP;
     CLOSE v_cur;
 
@@ -2486,6 +2518,7 @@ BEGIN
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks._order_settle_many(text[], text[]),
+        webhooks._lock_run(bigint, text, integer),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
         webhooks._lock_sequences(text, integer),
@@ -2495,7 +2528,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2988,6 +3021,9 @@ DECLARE
     v_ok     boolean;
     v_ps     text[] := '{}';
     v_ks     text[] := '{}';
+    v_room   integer;
+    v_next   webhooks.events;
+    v_done   bigint[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -3007,6 +3043,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_sql := 'SELECT ' || v_fn || '($1)';
+    v_room := coalesce(pg_catalog.cardinality(process_batch.event_ids), 0);
 
     FOR v_ev IN SELECT * FROM webhooks.leased_events(process_batch.worker, process_batch.event_ids, process_batch.attempts) LOOP
         v_t0 := pg_catalog.clock_timestamp();
@@ -3039,12 +3076,45 @@ BEGIN
         END IF;
         handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
         RETURN NEXT;
+
+        -- Behind an event of an ordered sequence that just ran: the run
+        -- waiting behind it, locked (the row lock as the lease), in order,
+        -- each in a subtransaction, up to the batch's size in all; the
+        -- first failure stops it. Marked processed together at the end.
+        CONTINUE WHEN outcome <> 'processed' OR v_ev.order_key IS NULL OR v_room <= 0;
+        FOR v_next IN SELECT * FROM webhooks._lock_run(v_ev.id, process_batch.worker, v_room) LOOP
+            v_room := v_room - 1;
+            v_t0 := pg_catalog.clock_timestamp();
+            event_id := v_next.id;
+            BEGIN
+                EXECUTE v_sql USING v_next;
+                outcome := 'processed';
+                error   := NULL;
+            EXCEPTION
+                WHEN OTHERS THEN
+                    error   := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
+                    outcome := webhooks._fail_pending(v_next.id, error);
+                    IF outcome IS NULL THEN
+                        RAISE EXCEPTION 'pginbox: locked event % could not be marked failed', v_next.id
+                            USING ERRCODE = 'PX002';
+                    END IF;
+            END;
+            handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
+            RETURN NEXT;
+            EXIT WHEN outcome <> 'processed';
+            v_done := v_done || v_next.id;
+        END LOOP;
     END LOOP;
+    IF pg_catalog.cardinality(v_done) > 0
+       AND webhooks._mark_processed(v_done) <> pg_catalog.cardinality(v_done) THEN
+        RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', pg_catalog.cardinality(v_done)
+            USING ERRCODE = 'PX002';
+    END IF;
     PERFORM webhooks._order_settle_many(v_ps, v_ks);
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_ids bigint[], attempts integer[]) IS 'Runs handler (a function taking one webhooks.events) on each event of a claimed batch still leased to worker at the given attempts, then complete(), each event in its own subtransaction; a handler error records fail() and rolls back that event alone. Returns one row per event run: outcome processed, pending or dead (failed, see error), or lost (lease lost: its writes rolled back). Commit the calling transaction to keep the effects. Runs with the caller''s rights and search_path.';
+COMMENT ON FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_ids bigint[], attempts integer[]) IS 'Runs handler (a function taking one webhooks.events) on each event of a claimed batch still leased to worker at the given attempts, then complete(), each event in its own subtransaction; a handler error records fail() and rolls back that event alone. Behind each processed event of an ordered sequence it also runs, in order and up to the batch''s size in all, the events waiting behind it (locked, as process_pending does; the first failure stops them). Returns one row per event run: outcome processed, pending or dead (failed, see error), or lost (lease lost: its writes rolled back). Commit the calling transaction to keep the effects. Runs with the caller''s rights and search_path.';
 
 CREATE FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_events integer DEFAULT 100) RETURNS TABLE(event_id bigint, outcome text, error text, attempt integer)
     LANGUAGE plpgsql
@@ -4897,6 +4967,8 @@ REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, 
 REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_sequences(worker text, max_events integer) FROM PUBLIC;
 

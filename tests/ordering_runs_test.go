@@ -179,3 +179,143 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 		})
 	}
 }
+
+// batchRun claims what is runnable and runs it with one process_batch()
+// call; it returns the external ids of the rows, in order, with outcomes.
+func batchRun(t *testing.T, pool *pgxpool.Pool) []runRow {
+	t.Helper()
+	execSQL(t, pool, `UPDATE webhooks.events SET run_after = now() WHERE status = 'pending'`)
+	got := claim(t, pool, "w", 100, "5 minutes")
+	if len(got) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(got))
+	atts := make([]int32, len(got))
+	for i, c := range got {
+		ids[i], atts[i] = c.ID, c.Attempts
+	}
+	rows, err := pool.Query(context.Background(), `SELECT e.external_id, b.outcome
+		FROM webhooks.process_batch('app.ordered(webhooks.events)'::regprocedure, 'w', $1, $2) WITH ORDINALITY AS b
+		JOIN webhooks.events AS e ON e.id = b.event_id
+		ORDER BY b.ordinality`, ids, atts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOrderingProcessBatchRuns: process_batch() (the two-phase lease) runs,
+// behind each claimed event of an ordered sequence it processed, the events
+// waiting behind it, in order, up to as many as the batch has, under the
+// row lock; a failure stops that run only, and the failed event is the
+// sequence's head from then on (not held): retried in place, or, dead,
+// passed over with dead_blocks = false.
+func TestOrderingProcessBatchRuns(t *testing.T) {
+	t.Parallel()
+	stored := []orderedEvent{{"a", 5, "a5"}, {"b", 3, "b3"}, {"a", 3, "a3"}, {"b", 1, "b1"}, {"a", 1, "a1"},
+		{"a", 4, "a4"}, {"b", 2, "b2"}, {"a", 2, "a2"}}
+	for _, tc := range []struct {
+		name       string
+		failing    string
+		dead       bool // failing has one attempt only; dead_blocks = false
+		processed  int64
+		firstBatch int
+	}{
+		{name: "runs behind the claimed heads", processed: 8, firstBatch: 4},
+		// b1 is claimed first: b2 fails behind it, b3 is not run, and a1
+		// takes the room left (a2).
+		{name: "a failure stops its run", failing: "b2", processed: 8, firstBatch: 4},
+		{name: "a dead event behind a head is passed over", failing: "b2", dead: true, processed: 7, firstBatch: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pool := NewPool(t, 2)
+			execSQL(t, pool, orderedHandlerSQL)
+			execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer', '$.seq', $1)`, !tc.dead)
+			for _, e := range stored {
+				ingest(t, pool, "stripe", e.id, "customer.updated", e.payload(""))
+			}
+			if tc.failing != "" {
+				execSQL(t, pool, `INSERT INTO app.failing VALUES ($1)`, tc.failing)
+			}
+			if tc.dead {
+				execSQL(t, pool, `UPDATE webhooks.events SET max_attempts = 1 WHERE external_id = $1`, tc.failing)
+			}
+			// Two heads claimed (b1, then a1): room for two more behind them.
+			first := batchRun(t, pool)
+			if len(first) != tc.firstBatch {
+				t.Fatalf("the first batch has %d rows %v, want %d", len(first), first, tc.firstBatch)
+			}
+			assertPrefixes(t, pool)
+			if tc.failing != "" {
+				want := "pending"
+				if tc.dead {
+					want = "dead"
+				}
+				if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events
+					WHERE external_id = $1 AND status = $2 AND NOT order_held AND attempts = 1`, tc.failing, want); n != 1 {
+					t.Fatalf("%s is not %s, unheld, with one attempt after failing behind b1", tc.failing, want)
+				}
+				if n := queryInt(t, pool, `SELECT count(*) FROM app.runs WHERE external_id = 'b3'`); n != 0 {
+					t.Fatalf("b3 ran behind the failed %s", tc.failing)
+				}
+				if !tc.dead {
+					execSQL(t, pool, `DELETE FROM app.failing`)
+				}
+			}
+			for i := 0; i < 20 && len(batchRun(t, pool)) > 0; i++ {
+				assertPrefixesUnlessDead(t, pool, tc.dead)
+			}
+			if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`); n != tc.processed {
+				t.Fatalf("%d processed, want %d", n, tc.processed)
+			}
+			if n := queryInt(t, pool, `SELECT count(*) FROM (SELECT event_id FROM app.runs GROUP BY 1 HAVING count(*) > 1) AS d`); n != 0 {
+				t.Errorf("%d events ran more than once", n)
+			}
+			if n := queryInt(t, pool, `SELECT count(*) FROM app.runs WHERE cardinality(early_open) > 0`); n != 0 && !tc.dead {
+				t.Errorf("%d runs started while an earlier event of their sequence was open", n)
+			}
+			for _, k := range []string{"a", "b"} {
+				var seq []string
+				for _, id := range strings.Fields(runsOf(t, pool)) {
+					if strings.HasPrefix(id, k) {
+						seq = append(seq, id)
+					}
+				}
+				if !sortedRuns(seq) {
+					t.Errorf("sequence %s ran %v, out of order", k, seq)
+				}
+			}
+		})
+	}
+}
+
+// assertPrefixesUnlessDead is assertPrefixes, with dead events passed over
+// when dead is set (dead_blocks = false).
+func assertPrefixesUnlessDead(t *testing.T, pool *pgxpool.Pool, dead bool) {
+	t.Helper()
+	if !dead {
+		assertPrefixes(t, pool)
+		return
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events AS p
+		JOIN webhooks.events AS o ON o.provider = p.provider AND o.order_key = p.order_key
+		WHERE p.status = 'processed' AND o.status NOT IN ('processed', 'dead') AND o.order_num < p.order_num`); n != 0 {
+		t.Fatalf("%d processed events have an earlier event of their sequence still open", n)
+	}
+}
+
+// sortedRuns reports whether the external ids of one sequence ("a1", "a2",
+// ...) ran in ascending order.
+func sortedRuns(ids []string) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] < ids[i-1] {
+			return false
+		}
+	}
+	return true
+}

@@ -57,10 +57,12 @@ func (w *Workers) statementSpans(runs []statementRun, mode string, start, end ti
 	}
 }
 
-// traceRowsSQL reads what the spans of a process_pending batch need. A role
+// traceRowsSQL reads what the spans of a process_pending batch need (and
+// of the ordered runs a process_batch statement ran: their attempt, counted
+// by then, is the stored one). A role
 // with only grant_worker's privileges may not read webhooks.events: then the
 // spans are recorded without the delivery's parent (see rowLockSQL).
-const traceRowsSQL = `SELECT id, provider, event_type, source, coalesce(trace_parent, ''), coalesce(trace_link, '')
+const traceRowsSQL = `SELECT id, provider, event_type, source, coalesce(trace_parent, ''), coalesce(trace_link, ''), attempts
 	FROM webhooks.events WHERE id = ANY($1)`
 
 // traceRows reads the events of ids for their spans; on error it returns
@@ -75,7 +77,7 @@ func (w *Workers) traceRows(ctx context.Context, ids []int64) map[int64]*pginbox
 		defer rows.Close()
 		for rows.Next() {
 			var ev pginboxtype.Event
-			if err = rows.Scan(&ev.ID, &ev.Provider, &ev.EventType, &ev.Source, &ev.Trace.Parent, &ev.Trace.Link); err != nil {
+			if err = rows.Scan(&ev.ID, &ev.Provider, &ev.EventType, &ev.Source, &ev.Trace.Parent, &ev.Trace.Link, &ev.Attempt); err != nil {
 				break
 			}
 			evs[ev.ID] = &ev

@@ -52,9 +52,24 @@ func (w twoPhaseBatch) handle(_, hctx context.Context, b *batch) (int, error) {
 		return 0, &statementError{err: fmt.Errorf("process_batch: %w", err), timedOut: ctx.Err() != nil}
 	}
 	if w.Tracing.Enabled() {
-		w.statementSpans(batchRuns(b.events, out), modeTwoPhaseBatch, start, time.Now())
+		end := time.Now()
+		w.statementSpans(w.batchRuns(hctx, b.events, out), modeTwoPhaseBatch, start, end)
 	}
-	lost := len(b.events) - len(out) // left out by leased_events: lost before they started
+	// Rows beyond the claimed events are the runs of ordered sequences the
+	// statement ran behind them (under the row lock); a claimed event
+	// without a row was left out by leased_events: lost before it started.
+	claimed := make(map[int64]bool, len(b.events))
+	for _, ev := range b.events {
+		claimed[ev.ID] = true
+	}
+	ran := 0
+	for _, o := range out {
+		if claimed[o.EventID] {
+			ran++
+		}
+	}
+	w.Metrics.Claimed.Add(float64(len(out) - ran))
+	lost := len(b.events) - ran
 	failed := map[string]int{}
 	var completed int
 	for _, o := range out {
@@ -77,11 +92,24 @@ func (w twoPhaseBatch) handle(_, hctx context.Context, b *batch) (int, error) {
 	return len(b.events), nil
 }
 
-// batchRuns pairs process_batch's outcomes with their claimed events.
-func batchRuns(events []*pginboxtype.Event, out []batchOutcome) []statementRun {
+// batchRuns pairs process_batch's outcomes with their events: the claimed
+// ones, and the events of ordered runs the statement ran behind them, whose
+// stored trace context is read with one more statement.
+func (w twoPhaseBatch) batchRuns(ctx context.Context, events []*pginboxtype.Event, out []batchOutcome) []statementRun {
 	byID := make(map[int64]*pginboxtype.Event, len(events))
 	for _, ev := range events {
 		byID[ev.ID] = ev
+	}
+	var extra []int64
+	for _, o := range out {
+		if _, ok := byID[o.EventID]; !ok {
+			extra = append(extra, o.EventID)
+		}
+	}
+	if len(extra) > 0 {
+		for id, ev := range w.traceRows(ctx, extra) {
+			byID[id] = ev
+		}
 	}
 	runs := make([]statementRun, 0, len(out))
 	for _, o := range out {

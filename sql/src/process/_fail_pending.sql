@@ -5,6 +5,10 @@
 -- max_attempts; the failure is kept in webhooks.event_errors, as fail()
 -- keeps it. Returns the new status, NULL when the event is not pending or
 -- not locked by the calling transaction (see _mark_processed on xmax).
+-- A failed event of an ordered sequence is its sequence's first unfinished
+-- one (the head, or one of a run behind a head that just ran: _lock_run()),
+-- so it is not held any more: retried in place, or, dead, blocking its
+-- sequence or passed over per dead_blocks.
 CREATE OR REPLACE FUNCTION webhooks._fail_pending(event_id bigint, error text)
 RETURNS text
 LANGUAGE plpgsql
@@ -28,6 +32,7 @@ BEGIN
                        END,
         attempts     = e.attempts + 1,
         claimed_at   = now(),
+        order_held   = false,
         last_error   = left(coalesce(nullif(btrim(_fail_pending.error), ''), 'unknown error'), 8192),
         updated_at   = now()
     WHERE e.id = _fail_pending.event_id

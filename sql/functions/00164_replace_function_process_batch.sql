@@ -23,6 +23,17 @@
 -- is visible to other workers before its commit anyway. The caller needs
 -- EXECUTE on _order_settle_many too (grant_worker gives it).
 --
+-- Behind each event of an ordered sequence that it processed, it also runs
+-- the run of that sequence waiting behind it (_lock_run(): locked with the
+-- row lock as the lease, as process_pending() does), in order, each in its
+-- own subtransaction, up to as many events as the batch has; the first
+-- failure stops the run (_fail_pending() counts its attempt) and the rest
+-- stays pending and held. These events get rows of their own in the result
+-- and are marked processed together at the end, so a handler sees the
+-- earlier events of its run as run while their rows still read pending.
+-- Without it each of them would wait for a claim of its own, one per batch
+-- commit.
+--
 -- A query cancel (statement_timeout, a client cancel) is not caught: it
 -- aborts the whole batch, which rolls back; the leases then expire and are
 -- rescued, or the runner re-runs the batch event by event.
@@ -46,6 +57,9 @@ DECLARE
     v_ok     boolean;
     v_ps     text[] := '{}';
     v_ks     text[] := '{}';
+    v_room   integer;
+    v_next   webhooks.events;
+    v_done   bigint[] := '{}';
 BEGIN
     SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
     INTO v_fn
@@ -65,6 +79,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_sql := 'SELECT ' || v_fn || '($1)';
+    v_room := coalesce(pg_catalog.cardinality(process_batch.event_ids), 0);
 
     FOR v_ev IN SELECT * FROM webhooks.leased_events(process_batch.worker, process_batch.event_ids, process_batch.attempts) LOOP
         v_t0 := pg_catalog.clock_timestamp();
@@ -97,7 +112,40 @@ BEGIN
         END IF;
         handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
         RETURN NEXT;
+
+        -- Behind an event of an ordered sequence that just ran: the run
+        -- waiting behind it, locked (the row lock as the lease), in order,
+        -- each in a subtransaction, up to the batch's size in all; the
+        -- first failure stops it. Marked processed together at the end.
+        CONTINUE WHEN outcome <> 'processed' OR v_ev.order_key IS NULL OR v_room <= 0;
+        FOR v_next IN SELECT * FROM webhooks._lock_run(v_ev.id, process_batch.worker, v_room) LOOP
+            v_room := v_room - 1;
+            v_t0 := pg_catalog.clock_timestamp();
+            event_id := v_next.id;
+            BEGIN
+                EXECUTE v_sql USING v_next;
+                outcome := 'processed';
+                error   := NULL;
+            EXCEPTION
+                WHEN OTHERS THEN
+                    error   := pg_catalog.format('sql handler %s: ERROR: %s (SQLSTATE %s)', v_fn, SQLERRM, SQLSTATE);
+                    outcome := webhooks._fail_pending(v_next.id, error);
+                    IF outcome IS NULL THEN
+                        RAISE EXCEPTION 'pginbox: locked event % could not be marked failed', v_next.id
+                            USING ERRCODE = 'PX002';
+                    END IF;
+            END;
+            handler_ms := extract(epoch FROM pg_catalog.clock_timestamp() - v_t0) * 1000;
+            RETURN NEXT;
+            EXIT WHEN outcome <> 'processed';
+            v_done := v_done || v_next.id;
+        END LOOP;
     END LOOP;
+    IF pg_catalog.cardinality(v_done) > 0
+       AND webhooks._mark_processed(v_done) <> pg_catalog.cardinality(v_done) THEN
+        RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', pg_catalog.cardinality(v_done)
+            USING ERRCODE = 'PX002';
+    END IF;
     PERFORM webhooks._order_settle_many(v_ps, v_ks);
 END;
 $$;
@@ -106,7 +154,9 @@ $$;
 COMMENT ON FUNCTION webhooks.process_batch(regprocedure, text, bigint[], integer[]) IS
   'Runs handler (a function taking one webhooks.events) on each event of a claimed batch still leased to '
   'worker at the given attempts, then complete(), each event in its own subtransaction; a handler error '
-  'records fail() and rolls back that event alone. Returns one row per event run: outcome processed, '
+  'records fail() and rolls back that event alone. Behind each processed event of an ordered sequence it '
+  'also runs, in order and up to the batch''s size in all, the events waiting behind it (locked, as '
+  'process_pending does; the first failure stops them). Returns one row per event run: outcome processed, '
   'pending or dead (failed, see error), or lost (lease lost: its writes rolled back). Commit the calling '
   'transaction to keep the effects. Runs with the caller''s rights and search_path.';
 REVOKE EXECUTE ON FUNCTION webhooks.process_batch(regprocedure, text, bigint[], integer[]) FROM PUBLIC;

@@ -2,8 +2,8 @@
 -- begin sql/src/admin/grant_worker.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_worker lets a role process events: claim, complete, fail,
--- heartbeat, release, leased_events and process_batch with its helper
--- _order_settle_many (the two-phase lease),
+-- heartbeat, release, leased_events and process_batch with its helpers
+-- _order_settle_many and _lock_run (the two-phase lease),
 -- and process_pending with its helpers _lock_pending, _lock_sequences,
 -- _mark_processed and _fail_pending (the row lock as the lease). A worker sees the payloads of
 -- the events it claims or locks and nothing else; it cannot ingest or replay.
@@ -24,6 +24,7 @@ BEGIN
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks._order_settle_many(text[], text[]),
+        webhooks._lock_run(bigint, text, integer),
         webhooks.process_pending(regprocedure, text, integer),
         webhooks._lock_pending(text, integer),
         webhooks._lock_sequences(text, integer),
@@ -36,7 +37,7 @@ $$;
 
 COMMENT ON FUNCTION webhooks.grant_worker(text) IS
   'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with '
-  '_order_settle_many (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
+  '_order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
   'lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_worker(text) FROM PUBLIC;
 

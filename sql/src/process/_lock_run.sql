@@ -1,0 +1,110 @@
+-- +goose StatementBegin
+-- webhooks._lock_run locks, for the calling transaction, the run of an
+-- ordered sequence behind one of its events: the events that wait behind
+-- it, in sequence order, that may run now. It returns them in that order as
+-- _lock_pending() returns what it locks (status processing, locked_by
+-- worker, attempts + 1, claimed_at now(), nothing written); nothing when the
+-- event is not ordered, its provider no longer is, or nothing may run
+-- behind it.
+--
+-- The run is the unfinished events of the sequence that sort after the
+-- event, taken while each is pending, held (order_held; only the head of a
+-- sequence is ever not held), due (run_after <= now()), below max_attempts
+-- and not locked by another transaction; a dead one is stepped over when the
+-- provider's dead_blocks is false and ends the run when it is true; anything
+-- else ends the run. At most max_events + 16 are read (so a long stretch of
+-- dead events passed over may shorten a run, never reorder it). They are
+-- read, cut and locked (FOR UPDATE SKIP LOCKED, re-checked under the lock)
+-- in one statement, and the run is what was locked before the first that
+-- could not be.
+--
+-- Nothing else holds a run back once it is locked: the caller must run it
+-- in the order returned, after the event itself, and stop at the first
+-- failure. _lock_sequences() (for process_pending()) and process_batch()
+-- do.
+CREATE OR REPLACE FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer)
+RETURNS SETOF webhooks.events
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_head        webhooks.events;
+    v_dead_blocks boolean;
+    v_ids         bigint[] := '{}';
+    v_f           record;
+BEGIN
+    IF _lock_run.max_events IS NULL OR _lock_run.max_events < 1 THEN
+        RETURN;
+    END IF;
+    SELECT e.* INTO v_head FROM webhooks.events AS e WHERE e.id = _lock_run.event_id;
+    IF v_head.order_key IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_head.provider;
+    IF v_dead_blocks IS NULL THEN
+        RETURN;
+    END IF;
+
+    -- events_order_idx, in sequence order.
+    FOR v_f IN
+        WITH c AS (
+            SELECT e.id, e.status,
+                   (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                   OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
+                   row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                               e.received_at, e.id) AS rn
+            FROM webhooks.events AS e
+            WHERE e.provider = v_head.provider
+              AND e.order_key = v_head.order_key
+              AND e.order_key IS NOT NULL
+              AND (e.status = 'processed') IS FALSE
+              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                > (coalesce(v_head.order_num, 'NaN'::numeric), coalesce(v_head.order_text, '') COLLATE "C", v_head.received_at, v_head.id)
+            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+            LIMIT _lock_run.max_events + 16
+        ), run AS (
+            SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
+            FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+            WHERE r.ok AND r.status = 'pending'
+            ORDER BY r.rn
+            LIMIT _lock_run.max_events
+        )
+        SELECT e.id, run.n
+        FROM run
+        JOIN webhooks.events AS e ON e.id = run.id
+        WHERE e.status IS NOT DISTINCT FROM 'pending'
+          AND e.order_held IS NOT DISTINCT FROM true
+          AND e.order_key IS NOT DISTINCT FROM v_head.order_key
+        ORDER BY run.n
+        FOR UPDATE OF e SKIP LOCKED
+    LOOP
+        EXIT WHEN v_f.n <> pg_catalog.cardinality(v_ids) + 1;
+        v_ids := v_ids || v_f.id;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT e.id, e.provider, e.external_id, e.event_type,
+           'processing'::text,              -- status
+           e.payload, e.source, e.received_at, e.revision, e.updated_at,
+           now(),                           -- claimed_at
+           e.processed_at,
+           e.attempts + 1,                  -- attempts
+           e.max_attempts, e.run_after,
+           _lock_run.worker,                -- locked_by
+           e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
+           e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
+           e.trace_parent, e.trace_link
+    FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
+    JOIN webhooks.events AS e ON e.id = x.id
+    ORDER BY x.n;
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks._lock_run(bigint, text, integer) IS
+  'Private: locks (FOR UPDATE SKIP LOCKED) up to max_events events waiting behind event_id in its ordered '
+  'sequence that may run now and returns them in sequence order as _lock_pending() would (locked_by worker); '
+  'the caller runs them in that order after event_id and stops at the first failure.';
+REVOKE EXECUTE ON FUNCTION webhooks._lock_run(bigint, text, integer) FROM PUBLIC;
