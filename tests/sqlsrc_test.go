@@ -207,6 +207,7 @@ func TestSQLSourcesPinSharedLogic(t *testing.T) {
 		{name: "claimable pick, runs", first: "WHERE e.status = 'pending'", last: "ORDER BY e.run_after, e.id", a: "_lock_pending", b: "_lock_sequences"},
 		{name: "paused providers, runs", first: "SELECT coalesce(pg_catalog.array_agg(pp.provider)", last: "SELECT coalesce(pg_catalog.array_agg(pp.provider)", a: "claim", b: "_lock_sequences"},
 		{name: "max_events bounds, runs", first: "IF $fn.max_events IS NULL", last: "END IF;", a: "claim", b: "_lock_sequences"},
+		{name: "the run behind a head", first: "WITH c AS (", last: "FOR UPDATE OF e SKIP LOCKED", a: "_lock_run", b: "_lock_sequences"},
 		{
 			name: "retry rule", first: "SET status =", last: "END,", a: "fail", b: "_fail_pending",
 			ra: []string{"e.attempts", "$attempt"}, rb: []string{"e.attempts + 1", "$attempt"},
