@@ -40,6 +40,7 @@ DECLARE
     v_text        text;
     v_received    timestamptz;
     v_dead_blocks boolean;
+    v_seen        text;     -- the provider v_dead_blocks is of
     v_f           record;
     v_i           integer;
 BEGIN
@@ -75,7 +76,10 @@ BEGIN
         v_budget := v_budget - 1;
         CONTINUE WHEN v_key IS NULL OR v_budget = 0;
 
-        SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
+        IF v_provider IS DISTINCT FROM v_seen THEN
+            SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
+            v_seen := v_provider;
+        END IF;
         CONTINUE WHEN v_dead_blocks IS NULL;
 
         -- The unfinished events behind the head, in sequence order
