@@ -1023,6 +1023,25 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
+    -- No provider ordered (webhooks.ordering empty): the plain statement,
+    -- nothing more. (Events left with an order_key by an earlier ordering
+    -- still get the triggers' work.)
+    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
+        UPDATE webhooks.events AS e
+        SET status       = 'processed',
+            processed_at = now(),
+            claimed_at   = now(),
+            attempts     = e.attempts + 1,
+            last_error   = NULL,
+            updated_at   = now()
+        WHERE e.id = ANY (_mark_processed.event_ids)
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.attempts < e.max_attempts
+          AND e.xmax = v_xid;
+        GET DIAGNOSTICS v_n = ROW_COUNT;
+        RETURN v_n;
+    END IF;
+
     -- Ordered events: both triggers stand aside for this statement
     -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
     -- marks a late arrival out_of_order, as _order_mark_late() would, but in
@@ -2588,10 +2607,12 @@ BEGIN
         webhooks._mark_processed(bigint[]),
         webhooks._fail_pending(bigint, text)
         TO %I', grant_worker.role);
+    -- process_pending() reads whether any provider is ordered.
+    EXECUTE format('GRANT SELECT ON webhooks.ordering TO %I', grant_worker.role);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease), and reads webhooks.ordering; it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3207,7 +3228,13 @@ BEGIN
     END IF;
 
     -- Locked outside the subtransaction below, so rolling it back keeps them.
-    v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
+    -- _lock_sequences() only while some provider is ordered: otherwise
+    -- _lock_pending()'s one set-based pick, called directly.
+    IF EXISTS (SELECT FROM webhooks.ordering) THEN
+        v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
+    ELSE
+        v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    END IF;
     v_n := pg_catalog.cardinality(v_evs);
     IF v_n = 0 THEN
         RETURN;

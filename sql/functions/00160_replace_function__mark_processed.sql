@@ -24,6 +24,25 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
+    -- No provider ordered (webhooks.ordering empty): the plain statement,
+    -- nothing more. (Events left with an order_key by an earlier ordering
+    -- still get the triggers' work.)
+    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
+        UPDATE webhooks.events AS e
+        SET status       = 'processed',
+            processed_at = now(),
+            claimed_at   = now(),
+            attempts     = e.attempts + 1,
+            last_error   = NULL,
+            updated_at   = now()
+        WHERE e.id = ANY (_mark_processed.event_ids)
+          AND e.status IS NOT DISTINCT FROM 'pending'
+          AND e.attempts < e.max_attempts
+          AND e.xmax = v_xid;
+        GET DIAGNOSTICS v_n = ROW_COUNT;
+        RETURN v_n;
+    END IF;
+
     -- Ordered events: both triggers stand aside for this statement
     -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
     -- marks a late arrival out_of_order, as _order_mark_late() would, but in

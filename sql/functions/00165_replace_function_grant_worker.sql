@@ -5,8 +5,10 @@
 -- heartbeat, release, leased_events and process_batch with its helpers
 -- _order_settle_many and _lock_run (the two-phase lease),
 -- and process_pending with its helpers _lock_pending, _lock_sequences,
--- _mark_processed and _fail_pending (the row lock as the lease). A worker sees the payloads of
--- the events it claims or locks and nothing else; it cannot ingest or replay.
+-- _mark_processed and _fail_pending (the row lock as the lease), and reads
+-- webhooks.ordering (the providers' ordering settings: process_pending()
+-- looks whether any is ordered). A worker sees the payloads of the events it
+-- claims or locks and nothing else; it cannot ingest or replay.
 CREATE OR REPLACE FUNCTION webhooks.grant_worker(role text)
 RETURNS void
 LANGUAGE plpgsql
@@ -31,6 +33,8 @@ BEGIN
         webhooks._mark_processed(bigint[]),
         webhooks._fail_pending(bigint, text)
         TO %I', grant_worker.role);
+    -- process_pending() reads whether any provider is ordered.
+    EXECUTE format('GRANT SELECT ON webhooks.ordering TO %I', grant_worker.role);
 END;
 $$;
 -- +goose StatementEnd
@@ -38,7 +42,7 @@ $$;
 COMMENT ON FUNCTION webhooks.grant_worker(text) IS
   'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with '
   '_order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
-  'lease); it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+  'lease), and reads webhooks.ordering; it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_worker(text) FROM PUBLIC;
 
 -- Roles granted before this migration get the new functions too.

@@ -60,7 +60,13 @@ BEGIN
     END IF;
 
     -- Locked outside the subtransaction below, so rolling it back keeps them.
-    v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
+    -- _lock_sequences() only while some provider is ordered: otherwise
+    -- _lock_pending()'s one set-based pick, called directly.
+    IF EXISTS (SELECT FROM webhooks.ordering) THEN
+        v_evs := ARRAY(SELECT e FROM webhooks._lock_sequences(process_pending.worker, process_pending.max_events) AS e);
+    ELSE
+        v_evs := ARRAY(SELECT e FROM webhooks._lock_pending(process_pending.worker, process_pending.max_events) AS e);
+    END IF;
     v_n := pg_catalog.cardinality(v_evs);
     IF v_n = 0 THEN
         RETURN;
