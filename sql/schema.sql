@@ -909,10 +909,6 @@ DECLARE
     v_f           record;
     v_i           integer;
 BEGIN
-    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
-        RETURN QUERY SELECT * FROM webhooks._lock_pending(_lock_sequences.worker, _lock_sequences.max_events);
-        RETURN;
-    END IF;
     PERFORM webhooks._require_text('worker', _lock_sequences.worker, 255);
     IF _lock_sequences.max_events IS NULL OR _lock_sequences.max_events < 1 OR _lock_sequences.max_events > 10000 THEN
         RAISE EXCEPTION 'pginbox: max_events must be between 1 and 10000, got %', _lock_sequences.max_events
@@ -1074,13 +1070,14 @@ BEGIN
           AND e.attempts < e.max_attempts
           AND e.xmax = v_xid
         RETURNING e.provider, e.order_key
-    ), k AS (
-        SELECT DISTINCT u.provider, u.order_key FROM u WHERE u.order_key IS NOT NULL
     )
-    SELECT (SELECT count(*) FROM u)::integer,
-           ARRAY(SELECT k.provider FROM k ORDER BY k.provider, k.order_key),
-           ARRAY(SELECT k.order_key FROM k ORDER BY k.provider, k.order_key)
-    INTO v_n, v_providers, v_keys;
+    -- One pair per ordered event; _order_settle_many() takes each
+    -- sequence once, in lock order.
+    SELECT count(*)::integer,
+           pg_catalog.array_agg(u.provider) FILTER (WHERE u.order_key IS NOT NULL),
+           pg_catalog.array_agg(u.order_key) FILTER (WHERE u.order_key IS NOT NULL)
+    INTO v_n, v_providers, v_keys
+    FROM u;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
     PERFORM webhooks._order_settle_many(v_providers, v_keys);
     RETURN v_n;

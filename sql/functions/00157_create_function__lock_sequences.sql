@@ -19,8 +19,9 @@
 --
 -- The claimable events are read through a cursor, one at a time, so that a
 -- head with followers uses the batch's room and the rest stays for other
--- workers. While no provider is ordered (webhooks.ordering is empty) it
--- returns _lock_pending()'s one set-based pick.
+-- workers. process_pending() calls it only while some provider is ordered
+-- (webhooks.ordering not empty), and _lock_pending()'s one set-based pick
+-- otherwise.
 CREATE OR REPLACE FUNCTION webhooks._lock_sequences(worker text, max_events integer)
 RETURNS SETOF webhooks.events
 LANGUAGE plpgsql
@@ -44,10 +45,6 @@ DECLARE
     v_f           record;
     v_i           integer;
 BEGIN
-    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
-        RETURN QUERY SELECT * FROM webhooks._lock_pending(_lock_sequences.worker, _lock_sequences.max_events);
-        RETURN;
-    END IF;
     PERFORM webhooks._require_text('worker', _lock_sequences.worker, 255);
     IF _lock_sequences.max_events IS NULL OR _lock_sequences.max_events < 1 OR _lock_sequences.max_events > 10000 THEN
         RAISE EXCEPTION 'pginbox: max_events must be between 1 and 10000, got %', _lock_sequences.max_events

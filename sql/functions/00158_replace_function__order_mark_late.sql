@@ -12,8 +12,10 @@
 -- picked on fresh statistics and then read every processed event of the
 -- provider per probe (0.5 ms each, 20x slower ordered processing).
 -- Events processed by the same statement (processed_at is the same now())
--- do not count: that is a run of a sequence process_pending() ran in
--- order, which the UPDATE may write in any order.
+-- do not count: a statement that marks several events of a sequence at
+-- once may write them in any order. _mark_processed(), which marks the runs
+-- of process_pending() and process_batch(), does this probe itself in its
+-- UPDATE (pginbox.order_bulk = 'mark'; this trigger stands aside).
 -- It also clears order_held, so processed events sit where the probe looks.
 -- Its WHEN clause (trigger events_order_late) leaves unordered events out.
 CREATE OR REPLACE FUNCTION webhooks._order_mark_late()
