@@ -88,6 +88,17 @@ type claimed struct {
 	Attempts int32
 }
 
+// fences returns a claimed batch as the parallel arrays of ids and attempts
+// that process_batch() and leased_events() take.
+func fences(batch []claimed) (ids []int64, attempts []int32) {
+	ids = make([]int64, len(batch))
+	attempts = make([]int32, len(batch))
+	for i, c := range batch {
+		ids[i], attempts[i] = c.ID, c.Attempts
+	}
+	return ids, attempts
+}
+
 // claim calls webhooks.claim for worker.
 func claim(t testing.TB, pool *pgxpool.Pool, worker string, max int, lease string) []claimed {
 	t.Helper()
@@ -517,11 +528,7 @@ func processAll(t testing.TB, pool *pgxpool.Pool, worker string) int {
 		if len(batch) == 0 {
 			return total
 		}
-		ids := make([]int64, len(batch))
-		attempts := make([]int32, len(batch))
-		for i, c := range batch {
-			ids[i], attempts[i] = c.ID, c.Attempts
-		}
+		ids, attempts := fences(batch)
 		if n := queryInt(t, pool, `
 			SELECT count(*) FILTER (WHERE webhooks.complete(c.id, $1, c.attempt))
 			FROM unnest($2::bigint[], $3::int[]) AS c(id, attempt)`, worker, ids, attempts); n != int64(len(batch)) {

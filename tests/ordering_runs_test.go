@@ -189,11 +189,7 @@ func batchRun(t *testing.T, pool *pgxpool.Pool) []runRow {
 	if len(got) == 0 {
 		return nil
 	}
-	ids := make([]int64, len(got))
-	atts := make([]int32, len(got))
-	for i, c := range got {
-		ids[i], atts[i] = c.ID, c.Attempts
-	}
+	ids, atts := fences(got)
 	rows, err := pool.Query(context.Background(), `SELECT e.external_id, b.outcome
 		FROM webhooks.process_batch('app.ordered(webhooks.events)'::regprocedure, 'w', $1, $2) WITH ORDINALITY AS b
 		JOIN webhooks.events AS e ON e.id = b.event_id

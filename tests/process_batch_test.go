@@ -45,11 +45,7 @@ func TestProcessBatch(t *testing.T) {
 	}
 	// "gone" is taken over by another worker before the batch runs.
 	execSQL(t, pool, `UPDATE webhooks.events SET locked_by = 'other' WHERE external_id = 'gone'`)
-	ids := make([]int64, len(c))
-	attempts := make([]int32, len(c))
-	for i, x := range c {
-		ids[i], attempts[i] = x.ID, x.Attempts
-	}
+	ids, attempts := fences(c)
 	rows, err := pool.Query(ctx, `SELECT e.external_id, b.outcome, coalesce(b.error, ''), b.handler_ms >= 0
 		FROM webhooks.process_batch('app.h(webhooks.events)', 'w', $1, $2) AS b
 		JOIN webhooks.events AS e ON e.id = b.event_id`, ids, attempts)

@@ -77,11 +77,7 @@ func TestReadmeHandlerSurvivesReplay(t *testing.T) {
 		if len(c) == 0 {
 			t.Fatalf("%s: nothing to claim", round)
 		}
-		ids := make([]int64, len(c))
-		attempts := make([]int32, len(c))
-		for i, x := range c {
-			ids[i], attempts[i] = x.ID, x.Attempts
-		}
+		ids, attempts := fences(c)
 		if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.process_batch('app.handle_event(webhooks.events)', 'w', $1, $2)
 			WHERE outcome = 'processed'`, ids, attempts); n != int64(len(c)) {
 			var lastErr string
