@@ -8,8 +8,8 @@
 -- event's order_held), and ordered processing ran at 0.1-0.3x of unordered.
 --
 -- The events behind a head are _lock_run()'s, found with the same statement
--- written out here (a call per head made process_pending() slower: about
--- 0.9x of unordered instead of 0.55x at 10,000 keys x 5 in the bench;
+-- written out here (with a call per head, process_pending() ran 10,000 keys
+-- x 5 at 0.56x of unordered in the bench, written out at 0.71-0.90x;
 -- TestSQLSourcesPinSharedLogic keeps the two equal). The caller must run
 -- them in the order returned and must not run an event after another of
 -- its sequence failed in the same batch (process_pending() does both): that
