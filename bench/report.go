@@ -24,6 +24,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"okWord":   okWord,
 	"okBool":   okBool,
 	"sub":      func(a, b int) int { return a - b },
+	// spreadLanes is the spread-pick lever's lane count.
+	"spreadLanes": func() int { return spreadLanes },
 	// deref reads an optional figure.
 	"deref": func(v *float64) float64 { return *v },
 	// dash prints a measured figure, or – when it was not measured (< 0).

@@ -289,8 +289,8 @@ func (r *results) targets(s summary) []target {
 	if s.ProcessVsRiver != nil {
 		vsRiver = *s.ProcessVsRiver
 	}
-	vt := atLeast("processing_vs_river", "Processing (sql: handler, default configuration, exactly once) ≥ 1.0× River's work benchmark, same cluster, same run, same number of events",
-		vsRiver, 1.0, "×", s.ProcessVsRiver != nil)
+	vt := atLeast("processing_vs_river", "Processing (sql: handler, default configuration, exactly once) ≥ 1.5× River's work benchmark, same cluster, same run, same number of events",
+		vsRiver, 1.5, "×", s.ProcessVsRiver != nil)
 	if vt.Measured && !procOK {
 		vt.Met, vt.Margin = false, "audit failed"
 	}

@@ -155,10 +155,16 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 	} else {
 		defer env.dropScratch(context.Background(), "river")
 	}
-	names := []string{variantRowLock, variantTwoPhase, variantPerEvent, "river"}
+	names := []string{variantRowLock, variantTwoPhase, variantPerEvent}
 	if !cfg.variantPerEvent {
-		names = []string{variantRowLock, variantTwoPhase, "river"}
+		names = []string{variantRowLock, variantTwoPhase}
 	}
+	byLever := map[string]lever{}
+	for _, l := range levers() {
+		names = append(names, l.name)
+		byLever[l.name] = l
+	}
+	names = append(names, "river")
 	acc := map[string]*variantAcc{}
 	var audits []audit
 	limit := 30 * time.Second
@@ -193,14 +199,26 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 				log.Info("river", "round", round, "jobs_per_s", round1(rr.JobsPerS))
 				continue
 			}
-			provider := fmt.Sprintf("p3v-%s-%d", v, round)
+			lv, isLever := byLever[v]
+			workers, mode, undo := 8, v, func(context.Context) error { return nil }
+			if isLever {
+				workers, mode = lv.workers, variantRowLock
+				if lv.apply != nil {
+					u, err := lv.apply(ctx, probe)
+					if err != nil {
+						return res, audits, err
+					}
+					undo = u
+				}
+			}
+			provider := fmt.Sprintf("p3v-%s-%d", strings.NewReplacer(" ", "", ",", "-").Replace(v), round)
 			if err := preload(ctx, probe, provider, 1, int64(cfg.variantN)); err != nil {
 				return res, audits, err
 			}
 			pgssReset(ctx, env, probe)
 			s0 := readTableStats(ctx, probe, "webhooks.events")
 			w0 := readWalPos(ctx, probe)
-			took, use, err := runWorkersOpt(ctx, dbURL, probe, 8, 100, v, limit, log)
+			took, use, err := runWorkersOpt(ctx, dbURL, probe, workers, 100, mode, limit, log)
 			w1 := readWalPos(ctx, probe)
 			if err != nil {
 				return res, audits, err
@@ -240,6 +258,9 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
 				return res, audits, err
 			}
+			if err := undo(ctx); err != nil {
+				return res, audits, err
+			}
 		}
 	}
 	what := map[string]string{
@@ -247,6 +268,9 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 		variantTwoPhase: "the two-phase lease (PGINBOX_LEASE_MODE=two-phase): webhooks.claim() in a transaction of its own, then one webhooks.process_batch() statement (a subtransaction and complete() per event)",
 		variantPerEvent: "the two-phase lease event by event from Go: claim(), then a savepoint, the handler, complete() and a release per event",
 		"river":         "River's own work benchmark (bench/river): no-op jobs, FetchCooldown 1 ms, FetchPollInterval River's default (1 s), MaxWorkers 2,000",
+	}
+	for _, l := range levers() {
+		what[l.name] = l.what
 	}
 	for _, v := range names {
 		a := acc[v]
