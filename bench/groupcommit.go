@@ -72,7 +72,7 @@ func runGroupCommit(ctx context.Context, env *pgEnv, cfg config, log *slog.Logge
 		}
 		runners = append(runners, r)
 		base := r.base
-		vs = append(vs, &sqlVariant{name: "HTTP, group commit", mode: "unique", provider: "sume", space: "gc" + rv.name, conns: senders,
+		vs = append(vs, &sqlVariant{name: "HTTP, group commit", mode: "unique", provider: "sume", space: "gc" + rv.name, conns: senders, runner: r.pid(),
 			eventOf: func(pos int64) int64 { return pos }, outcomes: map[string]int64{},
 			call: func(ctx context.Context, _ *pgx.Conn, _, key, _ string) (string, error) {
 				d := deliverSume(ctx, client, base, key, false)
@@ -108,7 +108,7 @@ func runGroupCommit(ctx context.Context, env *pgEnv, cfg config, log *slog.Logge
 	for _, v := range vs[:2] {
 		v.slice(ctx, cfg.slice/4, probe)
 		*v = sqlVariant{name: v.name, mode: v.mode, provider: v.provider, space: v.space + "w", conns: v.conns,
-			eventOf: v.eventOf, call: v.call, postmaster: v.postmaster, outcomes: map[string]int64{}}
+			eventOf: v.eventOf, call: v.call, postmaster: v.postmaster, runner: v.runner, outcomes: map[string]int64{}}
 	}
 	measured := time.Now() // the warm-up's rows are not audited
 	log.Info("group commit: interleaved slices", "senders", senders, "rounds", cfg.rounds*2, "slice", cfg.slice)

@@ -367,7 +367,7 @@ func rerenderReport(path, out, report string) int {
 	sc := sum.Scenarios
 	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
 		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
-		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Ordering: sc.Ordering,
+		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, GroupCommit: sc.GroupCommit, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Ordering: sc.Ordering,
 		Pooler: sc.Pooler, Traces: sc.Traces, Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
 	if report == "" {
 		report = "bench/REPORT.md"

@@ -156,9 +156,13 @@ type findings struct {
 	HTTP         *httpResult
 	HTTPLittleMS float64 // connections ÷ throughput, in ms
 	HTTPNeedPerS float64 // requests/s a 20 ms mean needs
-	Growth       *growthResult
-	GapJIT       *gapResult
-	Drain        *drainResult
+	// GroupCommit: group commit's p99 over 20 ms; GCLittleMS is senders ÷
+	// throughput in ms, GCNeedPerS the deliveries/s a 20 ms mean needs.
+	GroupCommit            *groupCommitResult
+	GCLittleMS, GCNeedPerS float64
+	Growth                 *growthResult
+	GapJIT                 *gapResult
+	Drain                  *drainResult
 }
 
 type callCPUData struct {
@@ -250,7 +254,7 @@ func findFindings(r *results) findings {
 				worst = pr
 			}
 		}
-		if w := worst; w != nil && w.Ratio < 0.8 && w.Ingest.XIDsPer < w.Raw.XIDsPer+0.1 {
+		if w := worst; w != nil && w.Ratio < 0.9 && w.Ingest.XIDsPer < w.Raw.XIDsPer+0.1 {
 			f.CPUBound = w
 			cs := q.CallCosts
 			raw, in, inv := callCPU(cs, "plain insert, new key"), callCPU(cs, "ingest_webhook(), new key"), callCPU(cs, "the same body without SECURITY DEFINER and its SET search_path, new key")
@@ -299,6 +303,11 @@ func findFindings(r *results) findings {
 		f.HTTPLittleMS = float64(h.Conns) / h.RequestsPerS * 1000
 		f.HTTPNeedPerS = float64(h.Conns) / 0.020
 	}
+	if g := r.GroupCommit; g != nil && g.Batched.PerS > 0 && g.Batched.CallMS.P99 > 20 {
+		f.GroupCommit = g
+		f.GCLittleMS = float64(g.Senders) / g.Batched.PerS * 1000
+		f.GCNeedPerS = float64(g.Senders) / 0.020
+	}
 	if g := r.Growth; g != nil && len(g.Points) > 1 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.8) {
 		f.Growth = g
 	}
@@ -309,7 +318,7 @@ func findFindings(r *results) findings {
 		f.Drain = &h.Drain
 	}
 	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
-		f.HTTP != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering)
+		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering)
 	return f
 }
 

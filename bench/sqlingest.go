@@ -76,11 +76,17 @@ type variantResult struct {
 	WALBytesPer float64 `json:"wal_bytes_per_delivery"`
 	// PGCPUus is PostgreSQL's CPU time per delivery (all its processes),
 	// in µs: less sensitive to other load on the machine than the rate.
-	PGCPUus    float64 `json:"postgres_cpu_us_per_delivery,omitempty"`
-	XIDsPer    float64 `json:"xids_per_delivery"`
-	CallMS     dist    `json:"call_ms"`
-	Notifies   int64   `json:"notifications_received,omitempty"`
-	FirstError string  `json:"first_error,omitempty"`
+	PGCPUus float64 `json:"postgres_cpu_us_per_delivery,omitempty"`
+	// RunnerCPUus and BenchCPUus are the runner's (HTTP variants) and the
+	// load generator's CPU per delivery in µs; Cores is all three together
+	// over the variant's slices, in cores.
+	RunnerCPUus float64 `json:"runner_cpu_us_per_delivery,omitempty"`
+	BenchCPUus  float64 `json:"bench_cpu_us_per_delivery,omitempty"`
+	Cores       float64 `json:"cores,omitempty"`
+	XIDsPer     float64 `json:"xids_per_delivery"`
+	CallMS      dist    `json:"call_ms"`
+	Notifies    int64   `json:"notifications_received,omitempty"`
+	FirstError  string  `json:"first_error,omitempty"`
 }
 
 // sqlVariant is a way of ingesting being measured in time slices.
@@ -93,26 +99,30 @@ type sqlVariant struct {
 	after                       func(outcome string)
 	postmaster                  int
 
-	cursor   atomic.Int64
-	mu       sync.Mutex
-	calls    int64
-	errs     int64
-	firstErr string
-	elapsed  time.Duration
-	outcomes map[string]int64
-	acked    []int64
-	lat      []float64
-	wal, xid int64
-	rates    []float64
-	pgCPU    time.Duration
-	benchCPU time.Duration
+	cursor    atomic.Int64
+	mu        sync.Mutex
+	calls     int64
+	errs      int64
+	firstErr  string
+	elapsed   time.Duration
+	outcomes  map[string]int64
+	acked     []int64
+	lat       []float64
+	wal, xid  int64
+	rates     []float64
+	pgCPU     time.Duration
+	benchCPU  time.Duration
+	runnerCPU time.Duration
+	// runner is the pid of the runner process an HTTP variant sends to (0:
+	// none), whose CPU is then measured per slice too.
+	runner int
 }
 
 // slice runs the variant with its connections for d, then waits for the
 // calls in flight.
 func (v *sqlVariant) slice(ctx context.Context, d time.Duration, probe *pgxpool.Pool) {
 	before := readWalPos(ctx, probe)
-	meter := startCPU(0, v.postmaster)
+	meter := startCPU(v.runner, v.postmaster)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -166,7 +176,7 @@ func (v *sqlVariant) slice(ctx context.Context, d time.Duration, probe *pgxpool.
 	}
 	wg.Wait()
 	el := time.Since(start)
-	selfCPU, _, pgCPU := meter.raw()
+	selfCPU, runnerCPU, pgCPU := meter.raw()
 	after := readWalPos(ctx, probe)
 	v.mu.Lock()
 	v.calls += calls.Load()
@@ -176,6 +186,7 @@ func (v *sqlVariant) slice(ctx context.Context, d time.Duration, probe *pgxpool.
 	v.rates = append(v.rates, round1(float64(calls.Load())/el.Seconds()))
 	v.pgCPU += pgCPU
 	v.benchCPU += selfCPU
+	v.runnerCPU += runnerCPU
 	v.mu.Unlock()
 }
 
@@ -197,6 +208,13 @@ func (v *sqlVariant) result() variantResult {
 		r.WALBytesPer = round1(float64(v.wal) / float64(v.calls))
 		r.XIDsPer = round3(float64(v.xid) / float64(v.calls))
 		r.PGCPUus = round1(float64(v.pgCPU) / 1e3 / float64(v.calls))
+		r.BenchCPUus = round1(float64(v.benchCPU) / 1e3 / float64(v.calls))
+		if v.runner > 0 {
+			r.RunnerCPUus = round1(float64(v.runnerCPU) / 1e3 / float64(v.calls))
+		}
+	}
+	if v.elapsed > 0 {
+		r.Cores = round3(float64(v.pgCPU+v.benchCPU+v.runnerCPU) / float64(v.elapsed))
 	}
 	return r
 }
