@@ -318,7 +318,8 @@ func findFindings(r *results) findings {
 		f.Drain = &h.Drain
 	}
 	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
-		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering)
+		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering) ||
+		(r.Ordering != nil && r.Ordering.Ingest != nil && r.Ordering.Ingest.Before != nil && r.Ordering.Ingest.UnorderedVsBefore > 0 && r.Ordering.Ingest.UnorderedVsBefore < 0.95)
 	return f
 }
 
