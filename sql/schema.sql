@@ -802,6 +802,7 @@ COMMENT ON FUNCTION webhooks._lock_pending(worker text, max_events integer) IS '
 CREATE FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_id          bigint := _lock_run.event_id;

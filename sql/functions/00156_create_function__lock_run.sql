@@ -24,12 +24,19 @@
 -- in the order returned, after the event itself, and stop at the first
 -- failure. _lock_sequences() (for process_pending()) and process_batch()
 -- do.
+--
+-- Its statements keep generic plans (plan_cache_mode): process_batch()
+-- calls it once per head, and the last statement, whose custom plan knows
+-- the run's length, was otherwise planned again on every call — about
+-- 0.1 ms a head, a fifth of the two-phase lease's time on 10,000 sequences
+-- of 5 (TestLockRunKeepsItsPlans checks the plans it keeps).
 CREATE OR REPLACE FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events integer)
 RETURNS SETOF webhooks.events
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_id          bigint := _lock_run.event_id;
