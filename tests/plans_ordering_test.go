@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestBlockedSequencesPlan: webhooks.blocked_sequences (the console, the
@@ -69,12 +70,7 @@ func TestOrderingLateProbePlan(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
 	ctx := context.Background()
-	setupOrdered(t, pool, "stripe")
-	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, order_key, order_num, order_held)
-		SELECT 'stripe', 'evt_' || k || '_' || n, 't',
-		       jsonb_build_object('seq', n, 'data', jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || k))),
-		       'cus_' || k, n, n > 1
-		FROM generate_series(25, 1, -1) AS n, generate_series(1, 200) AS k`)
+	storeSequences(t, pool, "stripe", 200, 25)
 	execSQL(t, pool, `ANALYZE webhooks.events`)
 
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
@@ -134,12 +130,7 @@ func TestLockRunKeepsItsPlans(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 2)
 	ctx := context.Background()
-	setupOrdered(t, pool, "stripe")
-	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, order_key, order_num, order_held)
-		SELECT 'stripe', 'evt_' || k || '_' || n, 't',
-		       jsonb_build_object('seq', n, 'data', jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || k))),
-		       'cus_' || k, n, n > 1
-		FROM generate_series(1, 5) AS n, generate_series(1, 20) AS k`)
+	storeSequences(t, pool, "stripe", 20, 5)
 	// A table of some size, so that the plan it keeps is the one a real
 	// table gets: through the primary key.
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, processed_at, attempts)
@@ -175,4 +166,17 @@ func TestLockRunKeepsItsPlans(t *testing.T) {
 			t.Fatalf("call %d planned _lock_run's last statement for its values, or off the primary key:\n%s", i+1, plan)
 		}
 	}
+}
+
+// storeSequences makes provider ordered (setupOrdered) and stores keys
+// sequences of perKey pending events each, last first, as ingest would
+// have: the first of each sequence its head, the others held behind it.
+func storeSequences(t *testing.T, pool *pgxpool.Pool, provider string, keys, perKey int) {
+	t.Helper()
+	setupOrdered(t, pool, provider)
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, order_key, order_num, order_held)
+		SELECT $1, 'evt_' || k || '_' || n, 't',
+		       jsonb_build_object('seq', n, 'data', jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || k))),
+		       'cus_' || k, n, n > 1
+		FROM generate_series($3::int, 1, -1) AS n, generate_series(1, $2::int) AS k`, provider, keys, perKey)
 }
