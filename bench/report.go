@@ -160,9 +160,12 @@ type findings struct {
 	// throughput in ms, GCNeedPerS the deliveries/s a 20 ms mean needs.
 	GroupCommit            *groupCommitResult
 	GCLittleMS, GCNeedPerS float64
-	Growth                 *growthResult
-	GapJIT                 *gapResult
-	Drain                  *drainResult
+	// OrderingIngest: ingest on a provider without ordering under 0.95× the
+	// schema before ordering.
+	OrderingIngest *orderingIngest
+	Growth         *growthResult
+	GapJIT         *gapResult
+	Drain          *drainResult
 }
 
 type callCPUData struct {
@@ -308,6 +311,9 @@ func findFindings(r *results) findings {
 		f.GCLittleMS = float64(g.Senders) / g.Batched.PerS * 1000
 		f.GCNeedPerS = float64(g.Senders) / 0.020
 	}
+	if o := r.Ordering; o != nil && o.Ingest != nil && o.Ingest.Before != nil && o.Ingest.UnorderedVsBefore > 0 && o.Ingest.UnorderedVsBefore < 0.95 {
+		f.OrderingIngest = o.Ingest
+	}
 	if g := r.Growth; g != nil && len(g.Points) > 1 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.8) {
 		f.Growth = g
 	}
@@ -319,7 +325,7 @@ func findFindings(r *results) findings {
 	}
 	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
 		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering) ||
-		(r.Ordering != nil && r.Ordering.Ingest != nil && r.Ordering.Ingest.Before != nil && r.Ordering.Ingest.UnorderedVsBefore > 0 && r.Ordering.Ingest.UnorderedVsBefore < 0.95)
+		f.OrderingIngest != nil
 	return f
 }
 

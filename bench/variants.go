@@ -269,8 +269,8 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 		variantPerEvent: "the two-phase lease event by event from Go: claim(), then a savepoint, the handler, complete() and a release per event",
 		"river":         "River's own work benchmark (bench/river): no-op jobs, FetchCooldown 1 ms, FetchPollInterval River's default (1 s), MaxWorkers 2,000",
 	}
-	for _, l := range levers() {
-		what[l.name] = l.what
+	for name, l := range byLever {
+		what[name] = l.what
 	}
 	for _, v := range names {
 		a := acc[v]
