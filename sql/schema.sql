@@ -1020,10 +1020,10 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
-    -- No provider ordered (webhooks.ordering empty): the plain statement,
+    -- No provider ordered (_ordered_providers() empty): the plain statement,
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
-    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
+    IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
         UPDATE webhooks.events AS e
         SET status       = 'processed',
             processed_at = now(),
@@ -1432,6 +1432,35 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or over 255 bytes. Never raises on a payload.';
+
+CREATE FUNCTION webhooks._ordered_providers() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$SELECT '{}'::text[]$$;
+
+COMMENT ON FUNCTION webhooks._ordered_providers() IS 'Private: the providers in webhooks.ordering, as a constant array rewritten by _ordering_publish() whenever one is added or removed; read by ingest instead of the table.';
+
+CREATE FUNCTION webhooks._ordering_publish() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_providers text[];
+BEGIN
+    LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
+    SELECT coalesce(pg_catalog.array_agg(o.provider ORDER BY o.provider COLLATE "C"), '{}')
+    INTO v_providers
+    FROM webhooks.ordering AS o;
+    IF v_providers IS DISTINCT FROM webhooks._ordered_providers() THEN
+        EXECUTE pg_catalog.format(
+            'CREATE OR REPLACE FUNCTION webhooks._ordered_providers() RETURNS text[] LANGUAGE sql IMMUTABLE '
+            'PARALLEL SAFE AS %L',
+            pg_catalog.format('SELECT %L::text[]', v_providers));
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._ordering_publish() IS 'Private trigger (ordering_publish on webhooks.ordering): rewrites webhooks._ordered_providers() to return the providers with ordering, in the transaction that changed them.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -2708,7 +2737,7 @@ BEGIN
             WHERE v_out[u.ord] IS NULL
               -- A provider with ordering goes through ingest_webhook, which
               -- places each event in its sequence (step 3).
-              AND NOT EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = u.p)
+              AND (u.p = ANY (webhooks._ordered_providers())) IS NOT TRUE
         ), firsts AS (
             SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
         ), created AS (
@@ -2844,7 +2873,7 @@ BEGIN
             IF v_id IS NULL THEN
                 IF v_held IS NULL THEN
                     v_held := false;
-                    IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                    IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                         SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
                         FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
                     END IF;
@@ -2931,11 +2960,13 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. A provider without ordering pays one primary-key
-        --    probe of webhooks.ordering.
+        --    joined. Whether the provider is ordered is read from
+        --    _ordered_providers(), a constant: a provider without ordering
+        --    reads no table for it, and the transaction locks no more
+        --    relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
-            IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+            IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                 SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
                 FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
             END IF;
@@ -4973,13 +5004,11 @@ CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, C
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
 
-CREATE INDEX events_order_failing_idx ON webhooks.events USING btree (provider, order_key) WHERE ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text])));
+CREATE INDEX events_order_attention_idx ON webhooks.events USING btree (provider, order_key) WHERE (out_of_order OR ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text]))));
 
 CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
 
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
-
-CREATE INDEX events_out_of_order_idx ON webhooks.events USING btree (provider) WHERE out_of_order;
 
 CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
 
@@ -5018,6 +5047,8 @@ CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR 
 CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (COALESCE(current_setting('pginbox.order_bulk'::text, true), ''::text) <> ALL (ARRAY['on'::text, 'mark'::text])) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
 
 CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
+
+CREATE TRIGGER ordering_publish AFTER INSERT OR DELETE OR UPDATE OF provider OR TRUNCATE ON webhooks.ordering FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
 
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
@@ -5079,6 +5110,10 @@ REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ordered_providers() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._ordering_publish() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM PUBLIC;
 

@@ -77,7 +77,7 @@ type Counts struct {
 
 // ReadCounts reads the per-provider counts: one short query over the
 // small webhooks.ordering and webhooks.out_of_order_pruned tables and the
-// partial indexes of out-of-order events and failing ordered events.
+// partial index of late and failing ordered events (events_order_attention_idx).
 func ReadCounts(ctx context.Context, q Querier) (Counts, error) {
 	c := Counts{OutOfOrder: map[string]int64{}, Blocked: map[string]int64{}}
 	rows, err := q.Query(ctx, countsSQL)

@@ -110,7 +110,7 @@ BEGIN
             WHERE v_out[u.ord] IS NULL
               -- A provider with ordering goes through ingest_webhook, which
               -- places each event in its sequence (step 3).
-              AND NOT EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = u.p)
+              AND (u.p = ANY (webhooks._ordered_providers())) IS NOT TRUE
         ), firsts AS (
             SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
         ), created AS (

@@ -7,12 +7,13 @@
 -- and how many unfinished events of the sequence sort after it.
 --
 -- A plain view, read live and cheaply: the candidates come from
--- events_order_failing_idx (ordered events that failed at least once and are
--- pending or dead, however large the table or the backlog); the head test
--- (the sequence's first unfinished event: LIMIT 1 in a LATERAL, which the
--- planner cannot turn into a hash join over the table whatever its
--- estimates) and the count are range reads of the unfinished part of
--- events_order_idx. They spell its expressions exactly, and the status test
+-- events_order_attention_idx (ordered events that failed at least once and
+-- are pending or dead, and late arrivals, however large the table or the
+-- backlog); the head test (the sequence's first unfinished event: LIMIT 1
+-- in a LATERAL, which the planner cannot turn into a hash join over the
+-- table whatever its estimates) and the count are range reads of the
+-- unfinished part of events_order_idx. They spell its expressions
+-- exactly, and the status test
 -- as "(status = 'processed') IS FALSE": written "= false", the planner
 -- rewrites it to status <> 'processed', which no longer matches the index
 -- column, and reads the sequence's processed events too (TestBlockedSequencesPlan).

@@ -1,27 +1,28 @@
 -- +goose Up
 -- What operators read about ordered processing, kept cheap to read:
 --
--- events_order_failing_idx holds the ordered events that failed at least
--- once and are pending again or dead: the only candidates for the head of a
--- blocked sequence (webhooks.blocked_sequences). Events that succeed at the
--- first attempt never enter it, nor does any event of a provider without
--- ordering (order_key NULL), so ingest and the hot path pay nothing for it.
+-- events_order_attention_idx holds the two kinds of event operators are
+-- shown and that are rare by nature:
+--   * ordered events that failed at least once and are pending again or
+--     dead: the only candidates for the head of a blocked sequence
+--     (webhooks.blocked_sequences);
+--   * events processed out of order (late arrivals): the runner's
+--     pginbox_out_of_order_total{provider} counts them at scrape time, plus
+--     those prune() deleted (webhooks.out_of_order_pruned), so the counter
+--     never goes down when old events are deleted.
+-- A query for either kind implies the index's predicate, so each uses it.
+-- Events that succeed at the first attempt in order never enter it, nor
+-- does any event of a provider without ordering. It is one index, not one
+-- per kind, because every INSERT into webhooks.events opens every index
+-- of the table, locks it and prepares its predicate, whatever the row: each
+-- index costs every delivery, ordered or not.
 --
--- events_out_of_order_idx holds the events processed out of order (late
--- arrivals): the runner's pginbox_out_of_order_total{provider} counts them
--- at scrape time, plus those prune() deleted (webhooks.out_of_order_pruned),
--- so the counter never goes down when old events are deleted.
---
--- Both are partial and empty on an existing table (every row reads
--- order_key NULL and out_of_order false), so building them only reads the
--- table; to avoid even that pause on a large table, create them
--- CONCURRENTLY first with the same statements (IF NOT EXISTS makes this
--- migration skip them).
-CREATE INDEX IF NOT EXISTS events_order_failing_idx ON webhooks.events (provider, order_key)
-    WHERE order_key IS NOT NULL AND attempts > 0 AND status IN ('pending', 'dead');
-
-CREATE INDEX IF NOT EXISTS events_out_of_order_idx ON webhooks.events (provider)
-    WHERE out_of_order;
+-- It is partial and empty on an existing table (every row reads order_key
+-- NULL and out_of_order false), so building it only reads the table; to
+-- avoid even that pause on a large table, create it CONCURRENTLY first with
+-- the same statement (IF NOT EXISTS makes this migration skip it).
+CREATE INDEX IF NOT EXISTS events_order_attention_idx ON webhooks.events (provider, order_key)
+    WHERE out_of_order OR (order_key IS NOT NULL AND attempts > 0 AND status IN ('pending', 'dead'));
 
 CREATE TABLE webhooks.out_of_order_pruned (
     provider   text        PRIMARY KEY,
