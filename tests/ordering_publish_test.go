@@ -172,6 +172,7 @@ func TestOrderingPublishedToSessions(t *testing.T) {
 		{"set_ordering rolled back", `BEGIN; SELECT webhooks.set_ordering('pub', '$.customer'); ROLLBACK`, "", []string{"a-first"}},
 		{"direct insert", `INSERT INTO webhooks.ordering (provider, key_path) VALUES ('pub', '$.customer')`, "cus_1", []string{"a-first", "pub"}},
 		{"direct delete", `DELETE FROM webhooks.ordering WHERE provider = 'pub'`, "", []string{"a-first"}},
+		{"a provider name that needs quoting", `SELECT webhooks.set_ordering('it''s $body$ "x"', '$.x')`, "", []string{"a-first", `it's $body$ "x"`}},
 		{"truncate", `TRUNCATE webhooks.ordering`, "", []string{}},
 	} {
 		if _, err := admin.Exec(ctx, step.sql); err != nil {
