@@ -1444,23 +1444,39 @@ CREATE FUNCTION webhooks._ordering_publish() RETURNS trigger
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-    v_providers text[];
+    v_was text[];
+    v_now text[];
 BEGIN
     LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
-    SELECT coalesce(pg_catalog.array_agg(o.provider ORDER BY o.provider COLLATE "C"), '{}')
-    INTO v_providers
-    FROM webhooks.ordering AS o;
-    IF v_providers IS DISTINCT FROM webhooks._ordered_providers() THEN
+    v_was := webhooks._ordered_providers();
+    IF TG_OP = 'TRUNCATE' THEN
+        v_now := '{}';
+    ELSIF TG_OP = 'INSERT' THEN
+        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
+        FROM (SELECT pg_catalog.unnest(v_was) AS p
+              UNION SELECT n.provider FROM new_rows AS n) AS x;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
+        FROM (SELECT pg_catalog.unnest(v_was) AS p
+              EXCEPT SELECT o.provider FROM old_rows AS o) AS x;
+    ELSE
+        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
+        FROM ((SELECT pg_catalog.unnest(v_was) AS p
+               EXCEPT SELECT o.provider FROM old_rows AS o)
+              UNION SELECT n.provider FROM new_rows AS n) AS x;
+    END IF;
+    v_now := coalesce(v_now, '{}');
+    IF v_now IS DISTINCT FROM v_was THEN
         EXECUTE pg_catalog.format(
             'CREATE OR REPLACE FUNCTION webhooks._ordered_providers() RETURNS text[] LANGUAGE sql IMMUTABLE '
             'PARALLEL SAFE AS %L',
-            pg_catalog.format('SELECT %L::text[]', v_providers));
+            pg_catalog.format('SELECT %L::text[]', v_now));
     END IF;
     RETURN NULL;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._ordering_publish() IS 'Private trigger (ordering_publish on webhooks.ordering): rewrites webhooks._ordered_providers() to return the providers with ordering, in the transaction that changed them.';
+COMMENT ON FUNCTION webhooks._ordering_publish() IS 'Private trigger (ordering_publish_insert, _update, _delete, _truncate on webhooks.ordering): applies the statement''s change of providers to webhooks._ordered_providers(), rewriting it in the same transaction.';
 
 CREATE FUNCTION webhooks._payload_time(payload jsonb, keys text[] DEFAULT ARRAY['timestamp'::text, 'occurred_at'::text, 'created'::text, 'created_at'::text]) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -5048,7 +5064,13 @@ CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, o
 
 CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
 
-CREATE TRIGGER ordering_publish AFTER INSERT OR DELETE OR UPDATE OF provider OR TRUNCATE ON webhooks.ordering FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
+CREATE TRIGGER ordering_publish_delete AFTER DELETE ON webhooks.ordering REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE TRIGGER ordering_publish_insert AFTER INSERT ON webhooks.ordering REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE TRIGGER ordering_publish_truncate AFTER TRUNCATE ON webhooks.ordering FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE TRIGGER ordering_publish_update AFTER UPDATE ON webhooks.ordering REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
 
 ALTER TABLE ONLY webhooks.contradictions
     ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;

@@ -186,3 +186,48 @@ func TestOrderingPublishedToSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderingPublishUnderRepeatableRead: a set_ordering() in a REPEATABLE
+// READ transaction whose snapshot predates another provider's
+// set_ordering() still publishes both: the trigger applies its own change
+// to the list published last, not to the rows its snapshot shows.
+func TestOrderingPublishUnderRepeatableRead(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	ctx := context.Background()
+	a, err := pgx.Connect(ctx, conf.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	b, err := pgx.Connect(ctx, conf.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	tx, err := a.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhooks.ordering`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("snapshot: %d providers, %v", n, err)
+	}
+	if _, err := b.Exec(ctx, `SELECT webhooks.set_ordering('github', '$.repository.id')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := b.QueryRow(ctx, `SELECT webhooks._ordered_providers()`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"github", "stripe"}; !slices.Equal(got, want) {
+		t.Errorf("_ordered_providers() = %v, want %v", got, want)
+	}
+}
