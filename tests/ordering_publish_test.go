@@ -10,6 +10,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// connect opens a connection of its own to url, closed when t ends.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
 // lockedRelations is the sorted list of relations of schema webhooks that
 // the transaction on c holds a lock on.
 func lockedRelations(t *testing.T, ctx context.Context, c *pgx.Conn) []string {
@@ -53,11 +64,7 @@ func TestIngestLocksOnlyTheEventsTable(t *testing.T) {
 			t.Parallel()
 			conf := NewConfig(t)
 			ctx := context.Background()
-			c, err := pgx.Connect(ctx, conf.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close(ctx)
+			c := connect(t, conf.URL())
 			if tc.ordered != "" {
 				if _, err := c.Exec(ctx, `SELECT webhooks.set_ordering($1, '$.customer')`, tc.ordered); err != nil {
 					t.Fatal(err)
@@ -117,16 +124,8 @@ func TestOrderingPublishedToSessions(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	ctx := context.Background()
-	ingester, err := pgx.Connect(ctx, conf.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ingester.Close(ctx)
-	admin, err := pgx.Connect(ctx, conf.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	ingester := connect(t, conf.URL())
+	admin := connect(t, conf.URL())
 	n := 0
 	// ingestKey stores one new event of provider pub for customer cus_1 on
 	// the ingester's session and returns its order_key ("" when unordered).
@@ -195,16 +194,8 @@ func TestOrderingPublishUnderRepeatableRead(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	ctx := context.Background()
-	a, err := pgx.Connect(ctx, conf.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
-	b, err := pgx.Connect(ctx, conf.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
+	a := connect(t, conf.URL())
+	b := connect(t, conf.URL())
 	tx, err := a.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		t.Fatal(err)

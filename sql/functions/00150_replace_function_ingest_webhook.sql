@@ -121,7 +121,7 @@ BEGIN
             IF v_id IS NULL THEN
                 IF v_held IS NULL THEN
                     v_held := false;
-                    IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+                    IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                         SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
                         FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
                     END IF;
@@ -208,11 +208,13 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. A provider without ordering pays one primary-key
-        --    probe of webhooks.ordering.
+        --    joined. Whether the provider is ordered is read from
+        --    _ordered_providers(), a constant: a provider without ordering
+        --    reads no table for it, and the transaction locks no more
+        --    relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
-            IF EXISTS (SELECT FROM webhooks.ordering AS o WHERE o.provider = ingest_webhook.provider) THEN
+            IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                 SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
                 FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
             END IF;

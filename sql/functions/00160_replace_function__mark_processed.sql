@@ -24,10 +24,10 @@ DECLARE
     v_providers text[];
     v_keys      text[];
 BEGIN
-    -- No provider ordered (webhooks.ordering empty): the plain statement,
+    -- No provider ordered (_ordered_providers() empty): the plain statement,
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
-    IF NOT EXISTS (SELECT FROM webhooks.ordering) THEN
+    IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
         UPDATE webhooks.events AS e
         SET status       = 'processed',
             processed_at = now(),
