@@ -1444,28 +1444,28 @@ CREATE FUNCTION webhooks._ordering_publish() RETURNS trigger
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-    v_was text[];
-    v_now text[];
+    v_was  text[];
+    v_gone text[] := '{}';
+    v_new  text[] := '{}';
+    v_now  text[];
 BEGIN
     LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
     v_was := webhooks._ordered_providers();
+    -- The statement's change: the names it removed (or renamed from) and
+    -- the names it added (or renamed to). TRUNCATE removes them all.
     IF TG_OP = 'TRUNCATE' THEN
-        v_now := '{}';
-    ELSIF TG_OP = 'INSERT' THEN
-        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
-        FROM (SELECT pg_catalog.unnest(v_was) AS p
-              UNION SELECT n.provider FROM new_rows AS n) AS x;
-    ELSIF TG_OP = 'DELETE' THEN
-        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
-        FROM (SELECT pg_catalog.unnest(v_was) AS p
-              EXCEPT SELECT o.provider FROM old_rows AS o) AS x;
-    ELSE
-        SELECT pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C") INTO v_now
-        FROM ((SELECT pg_catalog.unnest(v_was) AS p
-               EXCEPT SELECT o.provider FROM old_rows AS o)
-              UNION SELECT n.provider FROM new_rows AS n) AS x;
+        v_gone := v_was;
     END IF;
-    v_now := coalesce(v_now, '{}');
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        v_gone := ARRAY(SELECT o.provider FROM old_rows AS o);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        v_new := ARRAY(SELECT n.provider FROM new_rows AS n);
+    END IF;
+    SELECT coalesce(pg_catalog.array_agg(x.p ORDER BY x.p COLLATE "C"), '{}') INTO v_now
+    FROM (SELECT pg_catalog.unnest(v_was) AS p
+          EXCEPT SELECT pg_catalog.unnest(v_gone)
+          UNION SELECT pg_catalog.unnest(v_new)) AS x;
     IF v_now IS DISTINCT FROM v_was THEN
         EXECUTE pg_catalog.format(
             'CREATE OR REPLACE FUNCTION webhooks._ordered_providers() RETURNS text[] LANGUAGE sql IMMUTABLE '
