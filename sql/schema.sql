@@ -814,6 +814,13 @@ DECLARE
     v_received    timestamptz;
     v_dead_blocks boolean;
     v_ids         bigint[] := '{}';
+    v_h_at        integer[];
+    v_h_id        bigint[];
+    v_h_provider  text[];
+    v_h_key       text[];
+    v_h_num       numeric[];
+    v_h_text      text[];
+    v_h_received  timestamptz[];
     v_f           record;
     v_i           integer;
 BEGIN
@@ -831,38 +838,60 @@ BEGIN
         RETURN;
     END IF;
 
+    -- _lock_sequences()' statement for its heads, with this one head:
     -- events_order_idx, in sequence order.
+    v_h_at := ARRAY[1];
+    v_h_id := ARRAY[v_id];
+    v_h_provider := ARRAY[v_provider];
+    v_h_key := ARRAY[v_key];
+    v_h_num := ARRAY[v_num];
+    v_h_text := ARRAY[v_text];
+    v_h_received := ARRAY[v_received];
     v_i := 0;
     FOR v_f IN
-        WITH c AS (
-            SELECT e.id, e.status,
-                   (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
-                   OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
-                   row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
-                                               e.received_at, e.id) AS rn
-            FROM webhooks.events AS e
-            WHERE e.provider = v_provider
-              AND e.order_key = v_key
-              AND e.order_key IS NOT NULL
-              AND (e.status = 'processed') IS FALSE
-              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-                > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
-            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-            LIMIT v_budget + 16
+        WITH h AS (
+            SELECT x.at, x.id, x.provider, x.order_key, x.num, x.txt, x.received, o.dead_blocks
+            FROM ROWS FROM (pg_catalog.unnest(v_h_at), pg_catalog.unnest(v_h_id), pg_catalog.unnest(v_h_provider),
+                            pg_catalog.unnest(v_h_key), pg_catalog.unnest(v_h_num), pg_catalog.unnest(v_h_text),
+                            pg_catalog.unnest(v_h_received)) AS x(at, id, provider, order_key, num, txt, received)
+            JOIN webhooks.ordering AS o ON o.provider = x.provider
+        ), c AS (
+            SELECT h.at, h.order_key, r.id, r.status, r.good, r.rn
+            FROM h
+            CROSS JOIN LATERAL (
+                SELECT e.id, e.status,
+                       (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                       OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
+                       row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                                   e.received_at, e.id) AS rn
+                FROM webhooks.events AS e
+                WHERE e.provider = h.provider
+                  AND e.order_key = h.order_key
+                  AND e.order_key IS NOT NULL
+                  AND (e.status = 'processed') IS FALSE
+                  AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                    > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
+                ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+                LIMIT v_budget + 16
+            ) AS r
         ), run AS (
-            SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
-            FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+            SELECT r.at, r.order_key, r.id, row_number() OVER (PARTITION BY r.at ORDER BY r.rn) AS n
+            FROM (SELECT c.at, c.order_key, c.id, c.status, c.rn,
+                         bool_and(c.good) OVER (PARTITION BY c.at ORDER BY c.rn) AS ok
+                  FROM c) AS r
             WHERE r.ok AND r.status = 'pending'
-            ORDER BY r.rn
-            LIMIT v_budget
+        ), cut AS (
+            SELECT run.at, run.order_key, run.id, run.n, row_number() OVER (ORDER BY run.at, run.n) AS g
+            FROM run
         )
-        SELECT e.id, run.n
-        FROM run
-        JOIN webhooks.events AS e ON e.id = run.id
-        WHERE e.status IS NOT DISTINCT FROM 'pending'
+        SELECT e.id, cut.at, cut.n
+        FROM cut
+        JOIN webhooks.events AS e ON e.id = cut.id
+        WHERE cut.g <= v_budget
+          AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM true
-          AND e.order_key IS NOT DISTINCT FROM v_key
-        ORDER BY run.n
+          AND e.order_key IS NOT DISTINCT FROM cut.order_key
+        ORDER BY cut.at, cut.n
         FOR UPDATE OF e SKIP LOCKED
     LOOP
         EXIT WHEN v_f.n <> v_i + 1;
@@ -893,22 +922,39 @@ COMMENT ON FUNCTION webhooks._lock_run(event_id bigint, worker text, max_events 
 CREATE FUNCTION webhooks._lock_sequences(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
-    v_paused      text[];
-    v_ids         bigint[] := '{}';
-    v_budget      integer;
-    v_cur         refcursor;
-    v_id          bigint;
-    v_provider    text;
-    v_key         text;
-    v_num         numeric;
-    v_text        text;
-    v_received    timestamptz;
-    v_dead_blocks boolean;
-    v_seen        text;     -- the provider v_dead_blocks is of
-    v_f           record;
-    v_i           integer;
+    v_paused     text[];
+    v_budget     integer;          -- events that may still be locked
+    v_room       integer;          -- of it, what no head fetched sets aside for its run
+    v_cur        refcursor;
+    v_id         bigint;
+    v_provider   text;
+    v_key        text;
+    v_num        numeric;
+    v_text       text;
+    v_received   timestamptz;
+    v_done       boolean := false; -- the cursor is exhausted
+    -- What is locked, in the order it must run: the rows fetched (v_at = the
+    -- fetch's number, v_sub = 0), each followed by its run (v_sub = 1, 2, ...).
+    v_ids        bigint[] := '{}';
+    v_at         integer[] := '{}';
+    v_sub        integer[] := '{}';
+    v_fetched    integer := 0;
+    -- The heads fetched since the last run statement (v_h_at: their fetch).
+    v_h_at       integer[] := '{}';
+    v_h_id       bigint[] := '{}';
+    v_h_provider text[] := '{}';
+    v_h_key      text[] := '{}';
+    v_h_num      numeric[] := '{}';
+    v_h_text     text[] := '{}';
+    v_h_received timestamptz[] := '{}';
+    v_heads      integer := 0;     -- heads whose runs were looked for
+    v_behind     integer := 0;     -- events locked behind them
+    v_f          record;
+    v_hn         integer;
+    v_i          integer;
 BEGIN
     PERFORM webhooks._require_text('worker', _lock_sequences.worker, 255);
     IF _lock_sequences.max_events IS NULL OR _lock_sequences.max_events < 1 OR _lock_sequences.max_events > 10000 THEN
@@ -919,6 +965,7 @@ BEGIN
     SELECT coalesce(pg_catalog.array_agg(pp.provider), '{}') INTO v_paused FROM webhooks.paused_providers AS pp;
 
     v_budget := _lock_sequences.max_events;
+    v_room := v_budget;
     -- The same pick as _lock_pending()'s, one row per FETCH: a row is
     -- locked only when fetched.
     OPEN v_cur NO SCROLL FOR
@@ -931,61 +978,107 @@ BEGIN
           AND e.provider <> ALL (v_paused)
         ORDER BY e.run_after, e.id
         FOR UPDATE SKIP LOCKED;
-    WHILE v_budget > 0 LOOP
-        FETCH v_cur INTO v_id, v_provider, v_key, v_num, v_text, v_received;
-        EXIT WHEN NOT FOUND;
-        v_ids := v_ids || v_id;
-        v_budget := v_budget - 1;
-        CONTINUE WHEN v_key IS NULL OR v_budget = 0;
+    LOOP
+        -- Fetch while some room is not set aside for the heads' runs.
+        WHILE v_room > 0 LOOP
+            FETCH v_cur INTO v_id, v_provider, v_key, v_num, v_text, v_received;
+            IF NOT FOUND THEN
+                v_done := true;
+                EXIT;
+            END IF;
+            v_fetched := v_fetched + 1;
+            v_ids := v_ids || v_id;
+            v_at := v_at || v_fetched;
+            v_sub := v_sub || 0;
+            v_budget := v_budget - 1;
+            v_room := v_room - 1;
+            CONTINUE WHEN v_key IS NULL OR v_budget = 0;
+            v_h_at := v_h_at || v_fetched;
+            v_h_id := v_h_id || v_id;
+            v_h_provider := v_h_provider || v_provider;
+            v_h_key := v_h_key || v_key;
+            v_h_num := v_h_num || v_num;
+            v_h_text := v_h_text || v_text;
+            v_h_received := v_h_received || v_received;
+            v_room := v_room - CASE WHEN v_heads = 0 THEN v_room
+                                    ELSE pg_catalog.ceil(v_behind::numeric / v_heads)::integer END;
+        END LOOP;
+        EXIT WHEN pg_catalog.cardinality(v_h_id) = 0;
 
-        IF v_provider IS DISTINCT FROM v_seen THEN
-            SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
-            v_seen := v_provider;
-        END IF;
-        CONTINUE WHEN v_dead_blocks IS NULL;
-
-        -- The unfinished events behind the head, in sequence order
-        -- (events_order_idx), cut at the first that may not run now, then
-        -- locked (re-checked under the lock) in one statement; the run is
-        -- what was locked before the first one that could not be.
-        v_i := 0;
+        -- Behind each head (events_order_idx, in sequence order): its
+        -- unfinished events, cut at the first that may not run now, the
+        -- runs cut together at the budget (heads in fetch order), then
+        -- locked (re-checked under the lock) in one statement; a head's run
+        -- is what was locked before the first of it that could not be.
+        v_hn := NULL;
         FOR v_f IN
-            WITH c AS (
-                SELECT e.id, e.status,
-                       (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
-                       OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
-                       row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
-                                                   e.received_at, e.id) AS rn
-                FROM webhooks.events AS e
-                WHERE e.provider = v_provider
-                  AND e.order_key = v_key
-                  AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
-                  AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-                    > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
-                ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-                LIMIT v_budget + 16
+            WITH h AS (
+                SELECT x.at, x.id, x.provider, x.order_key, x.num, x.txt, x.received, o.dead_blocks
+                FROM ROWS FROM (pg_catalog.unnest(v_h_at), pg_catalog.unnest(v_h_id), pg_catalog.unnest(v_h_provider),
+                                pg_catalog.unnest(v_h_key), pg_catalog.unnest(v_h_num), pg_catalog.unnest(v_h_text),
+                                pg_catalog.unnest(v_h_received)) AS x(at, id, provider, order_key, num, txt, received)
+                JOIN webhooks.ordering AS o ON o.provider = x.provider
+            ), c AS (
+                SELECT h.at, h.order_key, r.id, r.status, r.good, r.rn
+                FROM h
+                CROSS JOIN LATERAL (
+                    SELECT e.id, e.status,
+                           (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                           OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
+                           row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                                       e.received_at, e.id) AS rn
+                    FROM webhooks.events AS e
+                    WHERE e.provider = h.provider
+                      AND e.order_key = h.order_key
+                      AND e.order_key IS NOT NULL
+                      AND (e.status = 'processed') IS FALSE
+                      AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                        > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
+                    ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+                    LIMIT v_budget + 16
+                ) AS r
             ), run AS (
-                SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
-                FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+                SELECT r.at, r.order_key, r.id, row_number() OVER (PARTITION BY r.at ORDER BY r.rn) AS n
+                FROM (SELECT c.at, c.order_key, c.id, c.status, c.rn,
+                             bool_and(c.good) OVER (PARTITION BY c.at ORDER BY c.rn) AS ok
+                      FROM c) AS r
                 WHERE r.ok AND r.status = 'pending'
-                ORDER BY r.rn
-                LIMIT v_budget
+            ), cut AS (
+                SELECT run.at, run.order_key, run.id, run.n, row_number() OVER (ORDER BY run.at, run.n) AS g
+                FROM run
             )
-            SELECT e.id, run.n
-            FROM run
-            JOIN webhooks.events AS e ON e.id = run.id
-            WHERE e.status IS NOT DISTINCT FROM 'pending'
+            SELECT e.id, cut.at, cut.n
+            FROM cut
+            JOIN webhooks.events AS e ON e.id = cut.id
+            WHERE cut.g <= v_budget
+              AND e.status IS NOT DISTINCT FROM 'pending'
               AND e.order_held IS NOT DISTINCT FROM true
-              AND e.order_key IS NOT DISTINCT FROM v_key
-            ORDER BY run.n
+              AND e.order_key IS NOT DISTINCT FROM cut.order_key
+            ORDER BY cut.at, cut.n
             FOR UPDATE OF e SKIP LOCKED
         LOOP
-            EXIT WHEN v_f.n <> v_i + 1;
-            v_ids := v_ids || v_f.id;
+            IF v_f.at IS DISTINCT FROM v_hn THEN
+                v_hn := v_f.at;
+                v_i := 0;
+            END IF;
+            CONTINUE WHEN v_f.n <> v_i + 1;
             v_i := v_i + 1;
+            v_ids := v_ids || v_f.id;
+            v_at := v_at || v_f.at;
+            v_sub := v_sub || v_i;
+            v_budget := v_budget - 1;
+            v_behind := v_behind + 1;
         END LOOP;
-        v_budget := v_budget - v_i;
+        v_heads := v_heads + pg_catalog.cardinality(v_h_id);
+        v_h_at := '{}';
+        v_h_id := '{}';
+        v_h_provider := '{}';
+        v_h_key := '{}';
+        v_h_num := '{}';
+        v_h_text := '{}';
+        v_h_received := '{}';
+        v_room := v_budget;
+        EXIT WHEN v_done OR v_budget = 0;
     END LOOP;
     CLOSE v_cur;
 
@@ -1001,13 +1094,13 @@ BEGIN
            e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
-    FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
+    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_at), pg_catalog.unnest(v_sub)) AS x(id, at, sub)
     JOIN webhooks.events AS e ON e.id = x.id
-    ORDER BY x.n;
+    ORDER BY x.at, x.sub;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._lock_sequences(worker text, max_events integer) IS 'Private, for process_pending(): _lock_pending(), and behind the head of an ordered sequence the events waiting behind it, in sequence order, up to max_events in all; returned in the order they must run. The caller runs them in that order and stops a sequence at its first failure in the batch.';
+COMMENT ON FUNCTION webhooks._lock_sequences(worker text, max_events integer) IS 'Private, for process_pending(): _lock_pending(), and behind the head of an ordered sequence the events waiting behind it, in sequence order, up to max_events in all; returned in the order they must run (each head, then its run). The caller runs them in that order and stops a sequence at its first failure in the batch.';
 
 CREATE FUNCTION webhooks._mark_processed(event_ids bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER

@@ -207,7 +207,7 @@ func TestSQLSourcesPinSharedLogic(t *testing.T) {
 		{name: "claimable pick, runs", first: "WHERE e.status = 'pending'", last: "ORDER BY e.run_after, e.id", a: "_lock_pending", b: "_lock_sequences"},
 		{name: "paused providers, runs", first: "SELECT coalesce(pg_catalog.array_agg(pp.provider)", last: "SELECT coalesce(pg_catalog.array_agg(pp.provider)", a: "claim", b: "_lock_sequences"},
 		{name: "max_events bounds, runs", first: "IF $fn.max_events IS NULL", last: "END IF;", a: "claim", b: "_lock_sequences"},
-		{name: "the run behind a head", first: "WITH c AS (", last: "FOR UPDATE OF e SKIP LOCKED", a: "_lock_run", b: "_lock_sequences"},
+		{name: "the runs behind heads", first: "WITH h AS (", last: "FOR UPDATE OF e SKIP LOCKED", a: "_lock_run", b: "_lock_sequences"},
 		{name: "a locked row as a claim hands it out", first: "SELECT e.id, e.provider, e.external_id, e.event_type,", last: "e.trace_parent, e.trace_link", a: "_lock_pending", b: "_lock_run"},
 		{name: "a locked row as a claim hands it out, runs", first: "SELECT e.id, e.provider, e.external_id, e.event_type,", last: "e.trace_parent, e.trace_link", a: "_lock_pending", b: "_lock_sequences"},
 		{

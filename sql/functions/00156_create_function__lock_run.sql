@@ -18,7 +18,8 @@
 -- dead events passed over may shorten a run, never reorder it). They are
 -- read, cut and locked (FOR UPDATE SKIP LOCKED, re-checked under the lock)
 -- in one statement, and the run is what was locked before the first that
--- could not be.
+-- could not be. That statement is the one _lock_sequences() runs for the
+-- heads it fetched, here with one head (TestSQLSourcesPinSharedLogic).
 --
 -- Nothing else holds a run back once it is locked: the caller must run it
 -- in the order returned, after the event itself, and stop at the first
@@ -48,6 +49,13 @@ DECLARE
     v_received    timestamptz;
     v_dead_blocks boolean;
     v_ids         bigint[] := '{}';
+    v_h_at        integer[];
+    v_h_id        bigint[];
+    v_h_provider  text[];
+    v_h_key       text[];
+    v_h_num       numeric[];
+    v_h_text      text[];
+    v_h_received  timestamptz[];
     v_f           record;
     v_i           integer;
 BEGIN
@@ -65,38 +73,60 @@ BEGIN
         RETURN;
     END IF;
 
+    -- _lock_sequences()' statement for its heads, with this one head:
     -- events_order_idx, in sequence order.
+    v_h_at := ARRAY[1];
+    v_h_id := ARRAY[v_id];
+    v_h_provider := ARRAY[v_provider];
+    v_h_key := ARRAY[v_key];
+    v_h_num := ARRAY[v_num];
+    v_h_text := ARRAY[v_text];
+    v_h_received := ARRAY[v_received];
     v_i := 0;
     FOR v_f IN
-        WITH c AS (
-            SELECT e.id, e.status,
-                   (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
-                   OR (e.status = 'dead' AND NOT v_dead_blocks) AS good,
-                   row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
-                                               e.received_at, e.id) AS rn
-            FROM webhooks.events AS e
-            WHERE e.provider = v_provider
-              AND e.order_key = v_key
-              AND e.order_key IS NOT NULL
-              AND (e.status = 'processed') IS FALSE
-              AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-                > (coalesce(v_num, 'NaN'::numeric), coalesce(v_text, '') COLLATE "C", v_received, v_id)
-            ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-            LIMIT v_budget + 16
+        WITH h AS (
+            SELECT x.at, x.id, x.provider, x.order_key, x.num, x.txt, x.received, o.dead_blocks
+            FROM ROWS FROM (pg_catalog.unnest(v_h_at), pg_catalog.unnest(v_h_id), pg_catalog.unnest(v_h_provider),
+                            pg_catalog.unnest(v_h_key), pg_catalog.unnest(v_h_num), pg_catalog.unnest(v_h_text),
+                            pg_catalog.unnest(v_h_received)) AS x(at, id, provider, order_key, num, txt, received)
+            JOIN webhooks.ordering AS o ON o.provider = x.provider
+        ), c AS (
+            SELECT h.at, h.order_key, r.id, r.status, r.good, r.rn
+            FROM h
+            CROSS JOIN LATERAL (
+                SELECT e.id, e.status,
+                       (e.status = 'pending' AND e.order_held AND e.run_after <= now() AND e.attempts < e.max_attempts)
+                       OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
+                       row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                                                   e.received_at, e.id) AS rn
+                FROM webhooks.events AS e
+                WHERE e.provider = h.provider
+                  AND e.order_key = h.order_key
+                  AND e.order_key IS NOT NULL
+                  AND (e.status = 'processed') IS FALSE
+                  AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                    > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
+                ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
+                LIMIT v_budget + 16
+            ) AS r
         ), run AS (
-            SELECT r.id, row_number() OVER (ORDER BY r.rn) AS n
-            FROM (SELECT c.id, c.status, c.rn, bool_and(c.good) OVER (ORDER BY c.rn) AS ok FROM c) AS r
+            SELECT r.at, r.order_key, r.id, row_number() OVER (PARTITION BY r.at ORDER BY r.rn) AS n
+            FROM (SELECT c.at, c.order_key, c.id, c.status, c.rn,
+                         bool_and(c.good) OVER (PARTITION BY c.at ORDER BY c.rn) AS ok
+                  FROM c) AS r
             WHERE r.ok AND r.status = 'pending'
-            ORDER BY r.rn
-            LIMIT v_budget
+        ), cut AS (
+            SELECT run.at, run.order_key, run.id, run.n, row_number() OVER (ORDER BY run.at, run.n) AS g
+            FROM run
         )
-        SELECT e.id, run.n
-        FROM run
-        JOIN webhooks.events AS e ON e.id = run.id
-        WHERE e.status IS NOT DISTINCT FROM 'pending'
+        SELECT e.id, cut.at, cut.n
+        FROM cut
+        JOIN webhooks.events AS e ON e.id = cut.id
+        WHERE cut.g <= v_budget
+          AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM true
-          AND e.order_key IS NOT DISTINCT FROM v_key
-        ORDER BY run.n
+          AND e.order_key IS NOT DISTINCT FROM cut.order_key
+        ORDER BY cut.at, cut.n
         FOR UPDATE OF e SKIP LOCKED
     LOOP
         EXIT WHEN v_f.n <> v_i + 1;
