@@ -72,7 +72,8 @@ func TestBlockedSequencesPlan(t *testing.T) {
 // under the plan a session keeps, the generic one, with the statistics of a
 // table that had no processed event when it was analyzed — both the one in
 // _mark_processed()'s UPDATE (the row lock as the lease) and the trigger
-// events_order_late's (complete(), every other path). Testing
+// events_order_late's (complete(), every other path), and the settle's
+// (_order_settle_many, one per sequence a batch touched). Testing
 // "(status = 'processed') = true" made that plan read
 // events_status_provider_received_idx: every processed event of the
 // provider, per probe.
@@ -110,6 +111,14 @@ func TestOrderingLateProbePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, "_mark_processed's late-arrival probe", "AS l", notes())
+	// The settle at the batch's end: one probe per sequence, read in
+	// events_order_idx's own order (no sort of the sequence's events).
+	check(t, "_order_settle_many's probe", "AS f ON true", notes())
+	for _, plan := range notes() {
+		if strings.Contains(plan, "AS f ON true") && strings.Contains(plan, "Sort Key: e.") {
+			t.Fatalf("_order_settle_many sorts a sequence's events for its probe:\n%s", plan)
+		}
+	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status = 'processed'`); n == 0 {
 		t.Fatal("process_pending processed nothing")
 	}

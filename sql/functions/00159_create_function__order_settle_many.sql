@@ -46,25 +46,27 @@ BEGIN
     PERFORM webhooks._order_lock(x.p, x.k) FROM ROWS FROM (pg_catalog.unnest(v_ps), pg_catalog.unnest(v_ks)) AS x(p, k);
 
     -- Each sequence: whether the common case holds and, if so, its first
-    -- unfinished event (held, so first in the index's order). Then the
-    -- release, in the same statement; the sequences left over after it.
+    -- unfinished event, both from one probe — the sequence's first
+    -- unfinished event in the index's order (events_order_idx: order_held
+    -- before the order), an unheld one if there is any, else its first held
+    -- one. Then the release, in the same statement; the sequences left over
+    -- after it.
     FOR v_slow IN
         WITH s AS (
             SELECT x.p, x.k,
-                   o.provider IS NOT NULL
-                   AND NOT EXISTS (
-                       SELECT FROM webhooks.events AS e
-                       WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
-                         AND (e.status = 'processed') IS FALSE
-                         AND e.order_held IS FALSE) AS fast,
-                   (SELECT e.id FROM webhooks.events AS e
-                    WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
-                      AND (e.status = 'processed') IS FALSE
-                      AND e.order_held IS TRUE
-                    ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-                    LIMIT 1) AS first_id
+                   o.provider IS NOT NULL AND f.order_held IS NOT FALSE AS fast,
+                   CASE WHEN f.order_held THEN f.id END AS first_id
             FROM ROWS FROM (pg_catalog.unnest(v_ps), pg_catalog.unnest(v_ks)) AS x(p, k)
             LEFT JOIN webhooks.ordering AS o ON o.provider = x.p
+            LEFT JOIN LATERAL (
+                SELECT e.id, e.order_held
+                FROM webhooks.events AS e
+                WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
+                  AND (e.status = 'processed') IS FALSE
+                ORDER BY e.order_held, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
+                         e.received_at, e.id
+                LIMIT 1
+            ) AS f ON true
         ), released AS (
             -- "IS NOT DISTINCT FROM" keeps the planner off the claim index,
             -- as in _order_settle().
