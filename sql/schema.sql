@@ -1003,7 +1003,9 @@ BEGIN
             v_room := v_room - CASE WHEN v_heads = 0 THEN v_room
                                     ELSE pg_catalog.ceil(v_behind::numeric / v_heads)::integer END;
         END LOOP;
-        EXIT WHEN pg_catalog.cardinality(v_h_id) = 0;
+        -- No head, or no room left behind the heads (they set none aside
+        -- once runs came back empty).
+        EXIT WHEN pg_catalog.cardinality(v_h_id) = 0 OR v_budget = 0;
 
         -- Behind each head (events_order_idx, in sequence order): its
         -- unfinished events, cut at the first that may not run now, the
