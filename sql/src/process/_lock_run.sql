@@ -45,7 +45,6 @@ DECLARE
     v_num         numeric;
     v_text        text;
     v_received    timestamptz;
-    v_dead_blocks boolean;
     v_ids         bigint[] := '{}';
     v_h_at        integer[];
     v_h_id        bigint[];
@@ -66,13 +65,11 @@ BEGIN
     IF v_key IS NULL THEN
         RETURN;
     END IF;
-    SELECT o.dead_blocks INTO v_dead_blocks FROM webhooks.ordering AS o WHERE o.provider = v_provider;
-    IF v_dead_blocks IS NULL THEN
-        RETURN;
-    END IF;
 
     -- _lock_sequences()' statement for its heads, with this one head:
-    -- events_order_idx, in sequence order.
+    -- events_order_idx, in sequence order. It reads the provider's
+    -- dead_blocks itself, and finds nothing when the provider is no longer
+    -- ordered.
     v_h_at := ARRAY[1];
     v_h_id := ARRAY[v_id];
     v_h_provider := ARRAY[v_provider];
