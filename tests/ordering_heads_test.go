@@ -2,11 +2,10 @@ package tests
 
 import (
 	"context"
-	"strconv"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -74,7 +73,7 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 					}
 					seen[k], key, next = true, k, 1
 				}
-				if n != pad3(next) {
+				if n != fmt.Sprintf("%03d", next) {
 					t.Fatalf("%s where the batch should have event %d of its sequence: %v", r.ExternalID, next, first)
 				}
 				next++
@@ -97,15 +96,6 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 	}
 }
 
-// pad3 is n as the 3-digit suffix of orderedEvents' ids.
-func pad3(n int) string {
-	s := strconv.Itoa(n)
-	for len(s) < 3 {
-		s = "0" + s
-	}
-	return s
-}
-
 // processRunPastLock is processRun while another transaction holds a row
 // lock that the batch runs into: the batch steps over the locked event
 // (SKIP LOCKED), and its settle, which then wants that event (the next of
@@ -119,15 +109,7 @@ func processRunPastLock(t *testing.T, pool *pgxpool.Pool, maxEvents int, release
 	}
 	done := make(chan result, 1)
 	go func() {
-		rows, err := pool.Query(context.Background(), `SELECT e.external_id, p.outcome
-			FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', $1) WITH ORDINALITY AS p
-			JOIN webhooks.events AS e ON e.id = p.event_id
-			ORDER BY p.ordinality`, maxEvents)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
+		got, err := runPending(context.Background(), pool, maxEvents)
 		done <- result{got, err}
 	}()
 	deadline := time.Now().Add(30 * time.Second)

@@ -20,18 +20,23 @@ type runRow struct {
 // and returns its rows in the order returned.
 func processRun(t *testing.T, pool *pgxpool.Pool, maxEvents int) []runRow {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `SELECT e.external_id, p.outcome
-		FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', $1) WITH ORDINALITY AS p
-		JOIN webhooks.events AS e ON e.id = p.event_id
-		ORDER BY p.ordinality`, maxEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
+	got, err := runPending(context.Background(), pool, maxEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// runPending is processRun's call, for a goroutine (no t.Fatal).
+func runPending(ctx context.Context, pool *pgxpool.Pool, maxEvents int) ([]runRow, error) {
+	rows, err := pool.Query(ctx, `SELECT e.external_id, p.outcome
+		FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', $1) WITH ORDINALITY AS p
+		JOIN webhooks.events AS e ON e.id = p.event_id
+		ORDER BY p.ordinality`, maxEvents)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
 }
 
 // runsOf is the external ids app.ordered ran, in the order it ran them.
