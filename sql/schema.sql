@@ -865,7 +865,7 @@ BEGIN
                 WHERE e.provider = h.provider
                   AND e.order_key = h.order_key
                   AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
+                  AND e.status <> 'processed'
                   AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
                     > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
                 ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
@@ -1030,7 +1030,7 @@ BEGIN
                     WHERE e.provider = h.provider
                       AND e.order_key = h.order_key
                       AND e.order_key IS NOT NULL
-                      AND (e.status = 'processed') IS FALSE
+                      AND e.status <> 'processed'
                       AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
                         > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
                     ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
@@ -1133,12 +1133,14 @@ BEGIN
 
     -- Ordered events: both triggers stand aside for this statement
     -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
-    -- marks a late arrival out_of_order, as _order_mark_late() would, but in
-    -- the statement's own snapshot, so the events of a run it marks together
-    -- do not count against each other; the settle of their sequences
-    -- (_order_sync) runs below, once for all of them (_order_settle_many),
-    -- however many of a sequence's events the batch holds (a run from
-    -- _lock_sequences()).
+    -- marks a late arrival out_of_order, and moves the high-water marks of
+    -- its sequences (webhooks.order_marks), as _order_mark_late() would: the
+    -- marks are read in the statement's own snapshot, so the events of a run
+    -- it marks together do not count against each other, and each sequence
+    -- gets one write however many of its events the batch holds (a run from
+    -- _lock_sequences()), in (provider, key) order. The settle of the
+    -- sequences (_order_sync) runs below, once for all of them
+    -- (_order_settle_many).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
         UPDATE webhooks.events AS e
@@ -1150,19 +1152,41 @@ BEGIN
             updated_at   = now(),
             order_held   = false,
             out_of_order = e.out_of_order OR (e.order_key IS NOT NULL AND EXISTS (
-                SELECT FROM webhooks.events AS l
-                WHERE l.provider = e.provider
-                  AND l.order_key = e.order_key
-                  AND l.order_key IS NOT NULL
-                  AND (l.status = 'processed') IS TRUE
-                  AND NOT l.order_held
-                  AND (coalesce(l.order_num, 'NaN'::numeric), coalesce(l.order_text, '') COLLATE "C", l.received_at, l.id)
-                    > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)))
+                SELECT FROM webhooks.order_marks AS m
+                WHERE m.provider = e.provider
+                  AND m.order_key = e.order_key
+                  AND CASE WHEN m.marked_at = now()
+                           THEN m.prior_id IS NOT NULL
+                                AND (coalesce(m.prior_num, 'NaN'::numeric), coalesce(m.prior_text, '') COLLATE "C", m.prior_received, m.prior_id)
+                                  > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                           ELSE (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id)
+                                  > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                      END))
         WHERE e.id = ANY (_mark_processed.event_ids)
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
           AND e.xmax = v_xid
-        RETURNING e.provider, e.order_key
+        RETURNING e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
+    ), marks AS (
+        INSERT INTO webhooks.order_marks AS m (provider, order_key, order_num, order_text, received_at, event_id, marked_at)
+        SELECT DISTINCT ON (u.provider, u.order_key)
+               u.provider, u.order_key, u.order_num, u.order_text, u.received_at, u.id, now()
+        FROM u
+        WHERE u.order_key IS NOT NULL
+        ORDER BY u.provider, u.order_key, coalesce(u.order_num, 'NaN'::numeric) DESC, coalesce(u.order_text, '') COLLATE "C" DESC,
+                 u.received_at DESC, u.id DESC
+        ON CONFLICT (provider, order_key) DO UPDATE
+        SET prior_num      = CASE WHEN m.marked_at = now() THEN m.prior_num ELSE m.order_num END,
+            prior_text     = CASE WHEN m.marked_at = now() THEN m.prior_text ELSE m.order_text END,
+            prior_received = CASE WHEN m.marked_at = now() THEN m.prior_received ELSE m.received_at END,
+            prior_id       = CASE WHEN m.marked_at = now() THEN m.prior_id ELSE m.event_id END,
+            order_num      = excluded.order_num,
+            order_text     = excluded.order_text,
+            received_at    = excluded.received_at,
+            event_id       = excluded.event_id,
+            marked_at      = excluded.marked_at
+        WHERE (coalesce(excluded.order_num, 'NaN'::numeric), coalesce(excluded.order_text, '') COLLATE "C", excluded.received_at, excluded.event_id)
+            > (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id)
     )
     -- One pair per ordered event; _order_settle_many() takes each
     -- sequence once, in lock order.
@@ -1209,7 +1233,7 @@ BEGIN
         WHERE e.provider = _order_ingest.provider
           AND e.order_key = _order_ingest.order_key
           AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false);
+          AND e.status <> 'processed');
 END;
 $$;
 
@@ -1229,26 +1253,39 @@ CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    -- A processed event waits for nothing; the probe below relies on it.
     NEW.order_held := false;
-    IF NEW.out_of_order THEN
-        RETURN NEW;
+    IF NOT NEW.out_of_order THEN
+        NEW.out_of_order := EXISTS (
+            SELECT FROM webhooks.order_marks AS m
+            WHERE m.provider = NEW.provider
+              AND m.order_key = NEW.order_key
+              AND CASE WHEN m.marked_at = now()
+                       THEN m.prior_id IS NOT NULL
+                            AND (coalesce(m.prior_num, 'NaN'::numeric), coalesce(m.prior_text, '') COLLATE "C", m.prior_received, m.prior_id)
+                              > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id)
+                       ELSE (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id)
+                              > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id)
+                  END);
     END IF;
-    NEW.out_of_order := EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = NEW.provider
-          AND e.order_key = NEW.order_key
-          AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') IS TRUE
-          AND NOT e.order_held
-          AND e.processed_at IS DISTINCT FROM NEW.processed_at
-          AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
-            > (coalesce(NEW.order_num, 'NaN'::numeric), coalesce(NEW.order_text, '') COLLATE "C", NEW.received_at, NEW.id));
+    INSERT INTO webhooks.order_marks AS m (provider, order_key, order_num, order_text, received_at, event_id, marked_at)
+    VALUES (NEW.provider, NEW.order_key, NEW.order_num, NEW.order_text, NEW.received_at, NEW.id, now())
+    ON CONFLICT (provider, order_key) DO UPDATE
+    SET prior_num      = CASE WHEN m.marked_at = now() THEN m.prior_num ELSE m.order_num END,
+        prior_text     = CASE WHEN m.marked_at = now() THEN m.prior_text ELSE m.order_text END,
+        prior_received = CASE WHEN m.marked_at = now() THEN m.prior_received ELSE m.received_at END,
+        prior_id       = CASE WHEN m.marked_at = now() THEN m.prior_id ELSE m.event_id END,
+        order_num      = excluded.order_num,
+        order_text     = excluded.order_text,
+        received_at    = excluded.received_at,
+        event_id       = excluded.event_id,
+        marked_at      = excluded.marked_at
+    WHERE (coalesce(excluded.order_num, 'NaN'::numeric), coalesce(excluded.order_text, '') COLLATE "C", excluded.received_at, excluded.event_id)
+        > (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id);
     RETURN NEW;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed.';
+COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed (webhooks.order_marks), and moves the mark.';
 
 CREATE FUNCTION webhooks._order_settle(provider text, order_key text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1280,7 +1317,7 @@ BEGIN
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
           AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
+          AND e.status <> 'processed'
           AND e.order_held
           AND e.status IS NOT DISTINCT FROM 'pending';
         RETURN;
@@ -1296,7 +1333,7 @@ BEGIN
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
-      AND (e.status = 'processed') = false
+      AND e.status <> 'processed'
       AND NOT e.order_held;
     -- Lock them one by one through the primary key (never a scan, even
     -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
@@ -1327,7 +1364,7 @@ BEGIN
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
+           AND e.status <> 'processed'
            AND NOT e.order_held
            AND (e.status <> 'dead' OR v_dead_blocks)
          ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
@@ -1339,7 +1376,7 @@ BEGIN
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
+           AND e.status <> 'processed'
            AND e.order_held
          ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
          LIMIT 1)
@@ -1415,7 +1452,7 @@ BEGIN
                 SELECT e.id, e.order_held
                 FROM webhooks.events AS e
                 WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
+                  AND e.status <> 'processed'
                 ORDER BY e.order_held, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                          e.received_at, e.id
                 LIMIT 1
@@ -2425,7 +2462,7 @@ BEGIN
     v_keys := ARRAY(
         SELECT DISTINCT e.order_key
         FROM webhooks.events AS e
-        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
         ORDER BY 1);
     PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 
@@ -3445,6 +3482,7 @@ DECLARE
     v_expectations   bigint := 0;
     v_tombstones     bigint := 0;
     v_runs           bigint := 0;
+    v_marks          bigint := 0;
     v_more           boolean := false;
     v_limit          integer;
     v_n              bigint;
@@ -3537,18 +3575,29 @@ BEGIN
     WHERE r.started_at < v_payload_cutoff;
     GET DIAGNOSTICS v_runs = ROW_COUNT;
 
+    -- The high-water marks of ordered sequences go with the rows they
+    -- stood for: a mark last moved before keep_keys was set by an event
+    -- processed (and so received) before it, deleted above. Once per run
+    -- (the call that finishes it), as it reads the whole (small) table.
+    IF NOT v_more THEN
+        DELETE FROM webhooks.order_marks AS m
+        WHERE m.marked_at < v_keys_cutoff;
+        GET DIAGNOSTICS v_marks = ROW_COUNT;
+    END IF;
+
     RETURN jsonb_build_object(
         'payloads_pruned', v_payloads,
         'events_deleted', v_events,
         'expectations_deleted', v_expectations,
         'tombstones_deleted', v_tombstones,
         'reconcile_runs_deleted', v_runs,
+        'order_marks_deleted', v_marks,
         'more', v_more
     );
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer, max_rows bigint) IS 'Retention: drops payloads of processed events received before now() - keep_payload, and whole finished rows (processed or dead) received before now() - keep_keys, which must be longer so late redeliveries still dedupe. Works in batches of batch_size; stops after max_rows of each kind and then reports "more": true. Returns the counts as jsonb.';
+COMMENT ON FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer, max_rows bigint) IS 'Retention: drops payloads of processed events received before now() - keep_payload, and whole finished rows (processed or dead) received before now() - keep_keys, which must be longer so late redeliveries still dedupe; with them met expectations and tombstones older than keep_keys, reconcile runs older than keep_payload, and the order marks of sequences last processed before keep_keys. Works in batches of batch_size; stops after max_rows of each kind and then reports "more": true. Returns the counts as jsonb.';
 
 CREATE FUNCTION webhooks.reconcile(trigger text DEFAULT 'manual'::text, batch_size integer DEFAULT 1000, max_batches integer DEFAULT 100, lookback interval DEFAULT '00:10:00'::interval, recheck_all boolean DEFAULT false) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4250,7 +4299,7 @@ BEGIN
         SELECT DISTINCT k FROM (
             SELECT e.order_key AS k
             FROM webhooks.events AS e
-            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
             UNION ALL
             SELECT v.order_key
             FROM webhooks.events AS e
@@ -4575,7 +4624,7 @@ CREATE VIEW webhooks.blocked_sequences AS
      JOIN webhooks.ordering o ON ((o.provider = h.provider)))
      CROSS JOIN LATERAL ( SELECT b.id
            FROM webhooks.events b
-          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND ((b.status = 'processed'::text) IS FALSE) AND ((b.status <> 'dead'::text) OR o.dead_blocks))
+          WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND (b.status <> 'processed'::text) AND ((b.status <> 'dead'::text) OR o.dead_blocks))
           ORDER BY COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id
          LIMIT 1) head)
      LEFT JOIN LATERAL ( SELECT max(x.at) AS first_failed_at
@@ -4583,7 +4632,7 @@ CREATE VIEW webhooks.blocked_sequences AS
           WHERE ((x.event_id = h.id) AND (x.attempt = 1))) f ON (true))
      CROSS JOIN LATERAL ( SELECT count(*) AS waiting
            FROM webhooks.events a
-          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND ((a.status = 'processed'::text) IS FALSE) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
+          WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND (a.status <> 'processed'::text) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
   WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (head.id = h.id));
 
 COMMENT ON VIEW webhooks.blocked_sequences IS 'Sequences of ordered providers whose head cannot run: failed and waiting for its next attempt, or dead while dead_blocks. Per sequence: provider, sequence_key, the head event (id, status, type, external id, attempts, last_error, next_attempt_at), blocked_since (its first failure of the current run) and how many unfinished events of the sequence wait behind it.';
@@ -4817,6 +4866,26 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
   WITH NO DATA;
 
 COMMENT ON MATERIALIZED VIEW webhooks.latency_1h IS 'Per provider, events processed in the last hour (received in the last 24 h, not replayed): count and p50/p99 of received->processed and claimed->processed, in seconds.';
+
+CREATE TABLE webhooks.order_marks (
+    provider text NOT NULL,
+    order_key text NOT NULL,
+    order_num numeric,
+    order_text text,
+    received_at timestamp with time zone NOT NULL,
+    event_id bigint NOT NULL,
+    marked_at timestamp with time zone DEFAULT now() NOT NULL,
+    prior_num numeric,
+    prior_text text,
+    prior_received timestamp with time zone,
+    prior_id bigint
+);
+
+COMMENT ON TABLE webhooks.order_marks IS 'Per ordered sequence, the place of its latest processed event (order value, received_at, id): an event processed before that place is marked out_of_order. Written when events are processed; pruned with them.';
+
+COMMENT ON COLUMN webhooks.order_marks.marked_at IS 'now() of the transaction that last moved the mark; events processed in that transaction compare with prior_*.';
+
+COMMENT ON COLUMN webhooks.order_marks.prior_id IS 'With prior_num, prior_text and prior_received: the mark before the transaction of marked_at moved it (NULL: none).';
 
 CREATE TABLE webhooks.out_of_order_pruned (
     provider text NOT NULL,
@@ -5071,6 +5140,9 @@ ALTER TABLE ONLY webhooks.events
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
 
+ALTER TABLE ONLY webhooks.order_marks
+    ADD CONSTRAINT order_marks_pkey PRIMARY KEY (provider, order_key);
+
 ALTER TABLE ONLY webhooks.ordering
     ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
@@ -5114,7 +5186,7 @@ CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHE
 
 CREATE INDEX events_order_attention_idx ON webhooks.events USING btree (provider, order_key) WHERE (out_of_order OR ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text]))));
 
-CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, ((status = 'processed'::text)), order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE (order_key IS NOT NULL);
+CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE ((order_key IS NOT NULL) AND (status <> 'processed'::text));
 
 CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
 

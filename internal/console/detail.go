@@ -146,7 +146,7 @@ func (c *Console) sequenceHead(ctx context.Context, provider, key string) (*int6
 	err := c.pool.QueryRow(ctx, `
 		SELECT e.id FROM webhooks.events AS e
 		WHERE e.provider = $1 AND e.order_key = $2 AND e.order_key IS NOT NULL
-		  AND (e.status = 'processed') IS FALSE
+		  AND e.status <> 'processed'
 		  AND (e.status <> 'dead' OR coalesce((SELECT o.dead_blocks FROM webhooks.ordering AS o WHERE o.provider = $1), true))
 		ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
 		LIMIT 1`, provider, key).Scan(&id)

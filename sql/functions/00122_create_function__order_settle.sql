@@ -55,7 +55,7 @@ BEGIN
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
           AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false
+          AND e.status <> 'processed'
           AND e.order_held
           AND e.status IS NOT DISTINCT FROM 'pending';
         RETURN;
@@ -71,7 +71,7 @@ BEGIN
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
-      AND (e.status = 'processed') = false
+      AND e.status <> 'processed'
       AND NOT e.order_held;
     -- Lock them one by one through the primary key (never a scan, even
     -- on a table without statistics yet). "IS NOT DISTINCT FROM" (status is
@@ -102,7 +102,7 @@ BEGIN
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
+           AND e.status <> 'processed'
            AND NOT e.order_held
            AND (e.status <> 'dead' OR v_dead_blocks)
          ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
@@ -114,7 +114,7 @@ BEGIN
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
-           AND (e.status = 'processed') = false
+           AND e.status <> 'processed'
            AND e.order_held
          ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
          LIMIT 1)

@@ -31,6 +31,7 @@ DECLARE
     v_expectations   bigint := 0;
     v_tombstones     bigint := 0;
     v_runs           bigint := 0;
+    v_marks          bigint := 0;
     v_more           boolean := false;
     v_limit          integer;
     v_n              bigint;
@@ -123,12 +124,23 @@ BEGIN
     WHERE r.started_at < v_payload_cutoff;
     GET DIAGNOSTICS v_runs = ROW_COUNT;
 
+    -- The high-water marks of ordered sequences go with the rows they
+    -- stood for: a mark last moved before keep_keys was set by an event
+    -- processed (and so received) before it, deleted above. Once per run
+    -- (the call that finishes it), as it reads the whole (small) table.
+    IF NOT v_more THEN
+        DELETE FROM webhooks.order_marks AS m
+        WHERE m.marked_at < v_keys_cutoff;
+        GET DIAGNOSTICS v_marks = ROW_COUNT;
+    END IF;
+
     RETURN jsonb_build_object(
         'payloads_pruned', v_payloads,
         'events_deleted', v_events,
         'expectations_deleted', v_expectations,
         'tombstones_deleted', v_tombstones,
         'reconcile_runs_deleted', v_runs,
+        'order_marks_deleted', v_marks,
         'more', v_more
     );
 END;
@@ -138,7 +150,8 @@ $$;
 COMMENT ON FUNCTION webhooks.prune(interval, interval, integer, bigint) IS
   'Retention: drops payloads of processed events received before now() - keep_payload, and whole finished '
   'rows (processed or dead) received before now() - keep_keys, which must be longer so late redeliveries '
-  'still dedupe. Works in batches of batch_size; stops after max_rows of each kind and then reports '
-  '"more": true. Returns the counts as jsonb.';
+  'still dedupe; with them met expectations and tombstones older than keep_keys, reconcile runs older than '
+  'keep_payload, and the order marks of sequences last processed before keep_keys. Works in batches of '
+  'batch_size; stops after max_rows of each kind and then reports "more": true. Returns the counts as jsonb.';
 REVOKE EXECUTE ON FUNCTION webhooks.prune(interval, interval, integer, bigint) FROM PUBLIC;
 -- end sql/src/admin/prune.sql

@@ -100,7 +100,7 @@ BEGIN
                 WHERE e.provider = h.provider
                   AND e.order_key = h.order_key
                   AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
+                  AND e.status <> 'processed'
                   AND (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
                     > (coalesce(h.num, 'NaN'::numeric), coalesce(h.txt, '') COLLATE "C", h.received, h.id)
                 ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id

@@ -62,7 +62,7 @@ BEGIN
                 SELECT e.id, e.order_held
                 FROM webhooks.events AS e
                 WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
-                  AND (e.status = 'processed') IS FALSE
+                  AND e.status <> 'processed'
                 ORDER BY e.order_held, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                          e.received_at, e.id
                 LIMIT 1

@@ -45,12 +45,14 @@ BEGIN
 
     -- Ordered events: both triggers stand aside for this statement
     -- (pginbox.order_bulk = 'mark'). The UPDATE itself clears order_held and
-    -- marks a late arrival out_of_order, as _order_mark_late() would, but in
-    -- the statement's own snapshot, so the events of a run it marks together
-    -- do not count against each other; the settle of their sequences
-    -- (_order_sync) runs below, once for all of them (_order_settle_many),
-    -- however many of a sequence's events the batch holds (a run from
-    -- _lock_sequences()).
+    -- marks a late arrival out_of_order, and moves the high-water marks of
+    -- its sequences (webhooks.order_marks), as _order_mark_late() would: the
+    -- marks are read in the statement's own snapshot, so the events of a run
+    -- it marks together do not count against each other, and each sequence
+    -- gets one write however many of its events the batch holds (a run from
+    -- _lock_sequences()), in (provider, key) order. The settle of the
+    -- sequences (_order_sync) runs below, once for all of them
+    -- (_order_settle_many).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
         UPDATE webhooks.events AS e
@@ -62,19 +64,41 @@ BEGIN
             updated_at   = now(),
             order_held   = false,
             out_of_order = e.out_of_order OR (e.order_key IS NOT NULL AND EXISTS (
-                SELECT FROM webhooks.events AS l
-                WHERE l.provider = e.provider
-                  AND l.order_key = e.order_key
-                  AND l.order_key IS NOT NULL
-                  AND (l.status = 'processed') IS TRUE
-                  AND NOT l.order_held
-                  AND (coalesce(l.order_num, 'NaN'::numeric), coalesce(l.order_text, '') COLLATE "C", l.received_at, l.id)
-                    > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)))
+                SELECT FROM webhooks.order_marks AS m
+                WHERE m.provider = e.provider
+                  AND m.order_key = e.order_key
+                  AND CASE WHEN m.marked_at = now()
+                           THEN m.prior_id IS NOT NULL
+                                AND (coalesce(m.prior_num, 'NaN'::numeric), coalesce(m.prior_text, '') COLLATE "C", m.prior_received, m.prior_id)
+                                  > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                           ELSE (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id)
+                                  > (coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id)
+                      END))
         WHERE e.id = ANY (_mark_processed.event_ids)
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
           AND e.xmax = v_xid
-        RETURNING e.provider, e.order_key
+        RETURNING e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
+    ), marks AS (
+        INSERT INTO webhooks.order_marks AS m (provider, order_key, order_num, order_text, received_at, event_id, marked_at)
+        SELECT DISTINCT ON (u.provider, u.order_key)
+               u.provider, u.order_key, u.order_num, u.order_text, u.received_at, u.id, now()
+        FROM u
+        WHERE u.order_key IS NOT NULL
+        ORDER BY u.provider, u.order_key, coalesce(u.order_num, 'NaN'::numeric) DESC, coalesce(u.order_text, '') COLLATE "C" DESC,
+                 u.received_at DESC, u.id DESC
+        ON CONFLICT (provider, order_key) DO UPDATE
+        SET prior_num      = CASE WHEN m.marked_at = now() THEN m.prior_num ELSE m.order_num END,
+            prior_text     = CASE WHEN m.marked_at = now() THEN m.prior_text ELSE m.order_text END,
+            prior_received = CASE WHEN m.marked_at = now() THEN m.prior_received ELSE m.received_at END,
+            prior_id       = CASE WHEN m.marked_at = now() THEN m.prior_id ELSE m.event_id END,
+            order_num      = excluded.order_num,
+            order_text     = excluded.order_text,
+            received_at    = excluded.received_at,
+            event_id       = excluded.event_id,
+            marked_at      = excluded.marked_at
+        WHERE (coalesce(excluded.order_num, 'NaN'::numeric), coalesce(excluded.order_text, '') COLLATE "C", excluded.received_at, excluded.event_id)
+            > (coalesce(m.order_num, 'NaN'::numeric), coalesce(m.order_text, '') COLLATE "C", m.received_at, m.event_id)
     )
     -- One pair per ordered event; _order_settle_many() takes each
     -- sequence once, in lock order.

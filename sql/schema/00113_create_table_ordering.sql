@@ -79,21 +79,59 @@ CREATE INDEX IF NOT EXISTS events_claimable_ready_idx ON webhooks.events (run_af
 DROP INDEX IF EXISTS webhooks.events_claimable_idx;
 ALTER INDEX webhooks.events_claimable_ready_idx RENAME TO events_claimable_idx;
 
--- Sequences, in order. (provider, order_key, false, false) holds the
--- unfinished events of a sequence that are not held: the one in flight, the
--- runnable head, dead ones (a handful); (provider, order_key, false, true)
--- the held ones, in order; so the head of a sequence is the first entry of
--- one of the two, and whether one is in flight is read from the first,
--- however long the sequence. "Was a later event already processed" is one
--- probe into (provider, order_key, true, false). The order value's two
--- columns are read through coalesce() so that every entry compares with
--- every other (numbers first, then text, then events without an order
--- value); queries spell these expressions out exactly. Partial: unordered
--- events (every provider without ordering) never touch it.
+-- Sequences, in order: the unfinished events of each. (provider,
+-- order_key, false) holds the ones that are not held: the one in flight,
+-- the runnable head, dead ones (a handful); (provider, order_key, true) the
+-- held ones, in order; so the head of a sequence is the first entry of one
+-- of the two, and whether one is in flight is read from the first, however
+-- long the sequence. The order value's two columns are read through
+-- coalesce() so that every entry compares with every other (numbers first,
+-- then text, then events without an order value); queries spell these
+-- expressions out exactly. Partial: unordered events (every provider
+-- without ordering) never touch it, and an event leaves it when it is
+-- processed, so marking an ordered event processed writes no entry here
+-- (the late-arrival check reads webhooks.order_marks instead), and the
+-- index holds what is waiting, not the history. Queries test
+-- "status <> 'processed'" as the predicate says.
 CREATE INDEX IF NOT EXISTS events_order_idx ON webhooks.events (
-    provider, order_key, (status = 'processed'), order_held,
+    provider, order_key, order_held,
     (coalesce(order_num, 'NaN'::numeric)), (coalesce(order_text, '') COLLATE "C"), received_at, id)
-    WHERE order_key IS NOT NULL;
+    WHERE order_key IS NOT NULL AND status <> 'processed';
+
+-- The high-water mark of each sequence: where the latest processed event of
+-- it (in sequence order) stands. An ordered event that becomes processed
+-- while the mark is past it arrived late (out_of_order); then the mark moves
+-- to the later of the two. One row per sequence ever processed, written by
+-- the statement that marks events processed (_mark_processed(), the trigger
+-- events_order_late), read by primary key; prune() deletes a mark with the
+-- rows it stood for (marked_at older than keep_keys), drop_provider() with
+-- its provider. The prior_ columns are the mark as it stood before the
+-- transaction that last moved it (marked_at = that transaction's now()):
+-- events processed in one transaction do not count against each other, as
+-- a statement may write them in any order.
+CREATE TABLE webhooks.order_marks (
+    provider       text        NOT NULL,
+    order_key      text        NOT NULL,
+    order_num      numeric,
+    order_text     text,
+    received_at    timestamptz NOT NULL,
+    event_id       bigint      NOT NULL,
+    marked_at      timestamptz NOT NULL DEFAULT now(),
+    prior_num      numeric,
+    prior_text     text,
+    prior_received timestamptz,
+    prior_id       bigint,
+    PRIMARY KEY (provider, order_key)
+);
+REVOKE ALL ON TABLE webhooks.order_marks FROM PUBLIC;
+
+COMMENT ON TABLE webhooks.order_marks IS
+  'Per ordered sequence, the place of its latest processed event (order value, received_at, id): an event '
+  'processed before that place is marked out_of_order. Written when events are processed; pruned with them.';
+COMMENT ON COLUMN webhooks.order_marks.marked_at IS
+  'now() of the transaction that last moved the mark; events processed in that transaction compare with prior_*.';
+COMMENT ON COLUMN webhooks.order_marks.prior_id IS
+  'With prior_num, prior_text and prior_received: the mark before the transaction of marked_at moved it (NULL: none).';
 
 -- Readers see the new table and columns: run grant_reader again for each
 -- role it was run for (told apart as in 00102).

@@ -14,11 +14,9 @@
 -- backlog); the head test (the sequence's first unfinished event: LIMIT 1
 -- in a LATERAL, which the planner cannot turn into a hash join over the
 -- table whatever its estimates) and the count are range reads of the
--- unfinished part of events_order_idx. They spell its expressions
--- exactly, and the status test
--- as "(status = 'processed') IS FALSE": written "= false", the planner
--- rewrites it to status <> 'processed', which no longer matches the index
--- column, and reads the sequence's processed events too (TestBlockedSequencesPlan).
+-- unfinished events in events_order_idx. They spell its expressions
+-- exactly, and its predicate's status <> 'processed', so the partial index
+-- serves them (TestBlockedSequencesPlan).
 CREATE VIEW webhooks.blocked_sequences AS
 SELECT h.provider,
        h.order_key           AS sequence_key,
@@ -42,7 +40,7 @@ CROSS JOIN LATERAL (
     WHERE b.provider = h.provider
       AND b.order_key = h.order_key
       AND b.order_key IS NOT NULL
-      AND (b.status = 'processed') IS FALSE
+      AND b.status <> 'processed'
       AND (b.status <> 'dead' OR o.dead_blocks)
     ORDER BY (coalesce(b.order_num, 'NaN'::numeric)), (coalesce(b.order_text, '') COLLATE "C"), b.received_at, b.id
     LIMIT 1
@@ -58,7 +56,7 @@ CROSS JOIN LATERAL (
     WHERE a.provider = h.provider
       AND a.order_key = h.order_key
       AND a.order_key IS NOT NULL
-      AND (a.status = 'processed') IS FALSE
+      AND a.status <> 'processed'
       AND (coalesce(a.order_num, 'NaN'::numeric), coalesce(a.order_text, '') COLLATE "C", a.received_at, a.id)
         > (coalesce(h.order_num, 'NaN'::numeric), coalesce(h.order_text, '') COLLATE "C", h.received_at, h.id)
 ) AS w

@@ -36,7 +36,7 @@ BEGIN
         WHERE e.provider = _order_ingest.provider
           AND e.order_key = _order_ingest.order_key
           AND e.order_key IS NOT NULL
-          AND (e.status = 'processed') = false);
+          AND e.status <> 'processed');
 END;
 $$;
 -- +goose StatementEnd

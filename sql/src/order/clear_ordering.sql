@@ -25,7 +25,7 @@ BEGIN
     v_keys := ARRAY(
         SELECT DISTINCT e.order_key
         FROM webhooks.events AS e
-        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+        WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
         ORDER BY 1);
     PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 

@@ -87,7 +87,7 @@ BEGIN
         SELECT DISTINCT k FROM (
             SELECT e.order_key AS k
             FROM webhooks.events AS e
-            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND (e.status = 'processed') = false
+            WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
             UNION ALL
             SELECT v.order_key
             FROM webhooks.events AS e
