@@ -43,7 +43,7 @@ type orderingPoint struct {
 // orderingIngest is ingest_webhook() on a provider without ordering in the
 // schema before ordered processing (migrated up to the migration before the
 // one that creates webhooks.ordering) and in this one, and on a provider with
-// ordering, same connections, interleaved slices.
+// ordering, as many connections each, interleaved slices, a database each.
 type orderingIngest struct {
 	Conns int `json:"conns"`
 	// BeforeVersion is the migration the "before" database stops at; 0
@@ -196,7 +196,7 @@ func runOrdering(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) 
 		if _, err := probe.Exec(ctx, `
 			TRUNCATE bench.order_snapshot;
 			INSERT INTO bench.order_snapshot SELECT * FROM webhooks.events;
-			TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			TRUNCATE webhooks.events, webhooks.order_marks, bench.handled CASCADE`); err != nil {
 			return res, audits, fmt.Errorf("snapshot: %w", err)
 		}
 		for _, lease := range cfg.orderingLeases {
@@ -247,7 +247,7 @@ func runOrdering(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) 
 					pt.Audit = pt.Audit && a.OK
 					log.Info("ordering", "keys", keys, "per_key", perKey, "lease", lease, "side", side[ordered], "round", round,
 						"per_s", round1(float64(got)/max(s, 1e-9)), "inversions", inv, "audit", a.OK)
-					if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+					if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, webhooks.order_marks, bench.handled CASCADE`); err != nil {
 						return res, audits, err
 					}
 				}
@@ -334,7 +334,12 @@ func beforeDB(ctx context.Context, env *pgEnv, version int64) (string, error) {
 
 // orderingIngestRates measures ingest_webhook() on a provider without
 // ordering before and after ordered processing existed, and on a provider
-// with it, in interleaved slices of 16 connections, unique ids.
+// with it, in interleaved slices of 16 connections, unique ids. Each of the
+// three stores into a database of its own, so none of them inserts into
+// indexes that another's rows made larger: the provider without ordering
+// runs in a current database where another provider is ordered (ordering
+// is on, as in a deployment that uses it), the ordered one in the
+// scenario's database.
 func orderingIngestRates(ctx context.Context, env *pgEnv, cfg config, dbURL string, probe *pgxpool.Pool, log *slog.Logger) (*orderingIngest, []audit, error) {
 	const conns = 16
 	res := &orderingIngest{Conns: conns}
@@ -346,6 +351,27 @@ func orderingIngestRates(ctx context.Context, env *pgEnv, cfg config, dbURL stri
 	if _, err := probe.Exec(ctx, `SELECT webhooks.set_ordering('oi-ordered', '$.job_id', '$.created_at')`); err != nil {
 		return nil, nil, fmt.Errorf("set_ordering: %w", err)
 	}
+	unURL, err := env.scratch(ctx, "ordering-unordered")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer env.dropScratch(context.Background(), "ordering-unordered")
+	unPool, err := newPool(ctx, unURL, conns, "bench-ingest", "synchronous_commit", "on")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unPool.Close()
+	unProbe, err := newPool(ctx, unURL, 2, "bench-probe")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unProbe.Close()
+	if _, err := unProbe.Exec(ctx, `SELECT webhooks.set_ordering('oi-ordered', '$.job_id', '$.created_at')`); err != nil {
+		return nil, nil, fmt.Errorf("set_ordering: %w", err)
+	}
+	if err := warm(ctx, unPool, conns, callIngest(ingestSQL)); err != nil {
+		return nil, nil, fmt.Errorf("warm up ingest without ordering: %w", err)
+	}
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
 	postmaster := postmasterPID(backend)
@@ -353,7 +379,7 @@ func orderingIngestRates(ctx context.Context, env *pgEnv, cfg config, dbURL stri
 		return &sqlVariant{name: name, mode: "unique", provider: provider, space: provider, pool: pool, conns: conns,
 			call: callIngest(ingestSQL), eventOf: func(pos int64) int64 { return pos }, outcomes: map[string]int64{}, postmaster: postmaster}
 	}
-	vu := mk("unordered", "oi-unordered", after)
+	vu := mk("unordered", "oi-unordered", unPool)
 	vo := mk("ordered", "oi-ordered", after)
 	vs := []*sqlVariant{vu, vo}
 	var vb *sqlVariant
@@ -398,8 +424,11 @@ func orderingIngestRates(ctx context.Context, env *pgEnv, cfg config, dbURL stri
 		res.OrderedVsUnordered = round3(res.Ordered.PerS / res.Unordered.PerS)
 	}
 	var audits []audit
-	for _, v := range []*sqlVariant{vu, vo} {
-		a, err := runAudit(ctx, probe, v.auditInput("ordering ingest, "+v.name+" provider", ""))
+	for _, v := range []struct {
+		*sqlVariant
+		probe *pgxpool.Pool
+	}{{vu, unProbe}, {vo, probe}} {
+		a, err := runAudit(ctx, v.probe, v.auditInput("ordering ingest, "+v.name+" provider", ""))
 		if err != nil {
 			return res, audits, err
 		}
