@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +83,14 @@ func (e orderedEvent) payload(extra string) string {
 // ingestOrdered stores evs for provider from goroutines senders at once.
 func ingestOrdered(t *testing.T, pool *pgxpool.Pool, provider string, evs []orderedEvent, senders int, extra string) {
 	t.Helper()
+	if err := ingestOrderedErr(pool, provider, evs, senders, extra); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ingestOrderedErr is ingestOrdered for a goroutine of a test: it returns
+// the first error instead of failing the test.
+func ingestOrderedErr(pool *pgxpool.Pool, provider string, evs []orderedEvent, senders int, extra string) error {
 	work := make(chan orderedEvent, len(evs))
 	for _, e := range evs {
 		work <- e
@@ -104,27 +113,29 @@ func ingestOrdered(t *testing.T, pool *pgxpool.Pool, provider string, evs []orde
 	}
 	wg.Wait()
 	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	return <-errs
 }
 
 // claimWorkers runs workers goroutines that claim (webhooks.claim, up to
 // batch at a time, each claim in a transaction of its own) and run
 // app.ordered then complete() in one transaction per event, until stop
-// returns true and nothing is left to claim.
+// returns true and nothing is left to claim. The first error stops every
+// worker (the failed worker's claimed events would never finish, and the
+// others would wait for them for ever) and fails the test.
 func claimWorkers(t *testing.T, pool *pgxpool.Pool, workers, batch int, stop func() bool) {
 	t.Helper()
 	ctx := context.Background()
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(worker string) {
 			defer wg.Done()
-			for {
+			for !failed.Load() {
 				got, err := claimBatch(ctx, pool, worker, batch)
 				if err != nil {
+					failed.Store(true)
 					errs <- err
 					return
 				}
@@ -149,7 +160,8 @@ func claimWorkers(t *testing.T, pool *pgxpool.Pool, workers, batch int, stop fun
 						return nil
 					})
 					if err != nil {
-						errs <- err
+						failed.Store(true)
+						errs <- fmt.Errorf("%s: event %d: %w", worker, c.ID, err)
 						return
 					}
 				}
@@ -235,20 +247,27 @@ func TestOrderingClaimConcurrentWorkers(t *testing.T) {
 				var done sync.WaitGroup
 				done.Add(1)
 				var finished bool
+				var ingestErr error
 				var mu sync.Mutex
 				go func() {
 					defer done.Done()
-					ingestOrdered(t, pool, "stripe", evs, 4, "")
+					err := ingestOrderedErr(pool, "stripe", evs, 4, "")
 					mu.Lock()
-					finished = true
+					finished, ingestErr = true, err
 					mu.Unlock()
 				}()
+				// A failed ingest stops the workers (what it did not store
+				// would never come) and fails the test.
 				claimWorkers(t, pool, 8, 10, func() bool {
 					mu.Lock()
 					defer mu.Unlock()
-					return finished && queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status <> 'processed'`) == 0
+					return ingestErr != nil ||
+						finished && queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE status <> 'processed'`) == 0
 				})
 				done.Wait()
+				if ingestErr != nil {
+					t.Fatal(ingestErr)
+				}
 			}
 			auditOrder(t, pool, "stripe", int64(len(evs)), !live)
 			if live {
