@@ -218,6 +218,14 @@ func TestSQLSourcesPinSharedLogic(t *testing.T) {
 		{name: "error history", first: "IF v_status IS NOT NULL THEN", last: "END IF;", a: "fail", b: "_fail_pending"},
 		{name: "handler look-up", first: "SELECT pg_catalog.format('%I.%I'", last: "END IF;", a: "process_batch", b: "process_pending"},
 		{name: "handler error", first: "error := pg_catalog.format('sql handler", last: "error := pg_catalog.format('sql handler", a: "process_batch", b: "process_pending"},
+		{
+			name: "late against the mark", first: "AND CASE WHEN m.marked_at = now()", last: "END", a: "_order_mark_late", b: "_mark_processed",
+			ra: []string{"NEW.", "e.", "END);", "END"}, rb: []string{"END))", "END"},
+		},
+		{
+			name: "the mark moves forward", first: "ON CONFLICT (provider, order_key) DO UPDATE", last: "> (coalesce(m.order_num", a: "_order_mark_late", b: "_mark_processed",
+			ra: []string{"m.event_id);", "m.event_id)"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
