@@ -103,24 +103,39 @@ func TestOrderingMarks(t *testing.T) {
 }
 
 // TestOrderingMarksPruned: prune() deletes the marks last moved before
-// keep_keys (the events they stood for are gone with them) and counts them;
-// a recent mark stays.
+// keep_keys (the events they stood for are gone with them) and counts them,
+// on the call that finishes a run (not while "more" is true); a recent mark
+// stays.
 func TestOrderingMarksPruned(t *testing.T) {
 	t.Parallel()
 	pool := NewPool(t, 2)
 	execSQL(t, pool, `INSERT INTO webhooks.order_marks (provider, order_key, order_num, received_at, event_id, marked_at)
 		VALUES ('stripe', 'cus_old', 1, now() - interval '500 days', 1, now() - interval '500 days'),
 		       ('stripe', 'cus_new', 1, now() - interval '1 day', 2, now() - interval '1 day')`)
-	var raw []byte
-	if err := pool.QueryRow(context.Background(), `SELECT webhooks.prune('30 days', '400 days')`).Scan(&raw); err != nil {
-		t.Fatal(err)
+	// Two processed events whose payloads are due: max_rows 1 leaves one.
+	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, processed_at, received_at)
+		SELECT 'other', 'o' || i, 't', '{}', 'processed', now() - interval '40 days', now() - interval '40 days'
+		FROM generate_series(1, 2) AS i`)
+	prune := func(sql string) map[string]any {
+		t.Helper()
+		var raw []byte
+		if err := pool.QueryRow(context.Background(), sql).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
-	var got map[string]any
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
+	if got := prune(`SELECT webhooks.prune('30 days', '400 days', max_rows => 1)`); got["more"] != true || got["order_marks_deleted"] != 0.0 {
+		t.Errorf("prune with more to do: %v, want more true and order_marks_deleted 0", got)
 	}
-	if got["order_marks_deleted"] != 1.0 {
-		t.Errorf("prune: %s, want order_marks_deleted 1", raw)
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.order_marks`); n != 2 {
+		t.Errorf("%d marks left after a call with more to do, want 2", n)
+	}
+	if got := prune(`SELECT webhooks.prune('30 days', '400 days')`); got["more"] != false || got["order_marks_deleted"] != 1.0 {
+		t.Errorf("prune: %v, want more false and order_marks_deleted 1", got)
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.order_marks WHERE order_key = 'cus_new'`); n != 1 {
 		t.Error("prune deleted a mark moved a day ago")
