@@ -2726,21 +2726,25 @@ DECLARE
 BEGIN
     PERFORM webhooks._require_role(grant_reader.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_reader.role);
-    FOR v_table IN
-        SELECT c.relname
+    FOR v_table, v_hidden IN
+        SELECT c.relname, h.hidden
         FROM pg_catalog.pg_class AS c
+        LEFT JOIN (VALUES
+            ('events', ARRAY['payload', 'body_sha256', 'order_key', 'order_num', 'order_text']),
+            ('order_marks', ARRAY['order_key', 'order_num', 'order_text', 'prior_num', 'prior_text']),
+            ('blocked_sequences', ARRAY['sequence_key']),
+            ('expectations', ARRAY['status_url']),
+            ('contradictions', ARRAY['detail'])
+        ) AS h (relname, hidden) ON h.relname = c.relname
         WHERE c.relnamespace = 'webhooks'::regnamespace
           AND c.relkind IN ('r', 'v', 'm')
-          AND c.relname NOT IN ('events', 'expectations', 'contradictions', 'provider_secrets', 'goose_db_version')
+          AND c.relname NOT IN ('provider_secrets', 'goose_db_version')
         ORDER BY c.relname
     LOOP
-        EXECUTE format('GRANT SELECT ON webhooks.%I TO %I', v_table, grant_reader.role);
-    END LOOP;
-    FOR v_table, v_hidden IN
-        VALUES ('events', ARRAY['payload', 'body_sha256']),
-               ('expectations', ARRAY['status_url']),
-               ('contradictions', ARRAY['detail'])
-    LOOP
+        IF v_hidden IS NULL THEN
+            EXECUTE format('GRANT SELECT ON webhooks.%I TO %I', v_table, grant_reader.role);
+            CONTINUE;
+        END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
         FROM pg_catalog.pg_attribute AS a
         WHERE a.attrelid = pg_catalog.format('webhooks.%I', v_table)::regclass
@@ -2755,7 +2759,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_reader(role text) IS 'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, contradictions, gaps and events, except events.payload, events.body_sha256, expectations.status_url and contradictions.detail (find_gaps shows it status_url as NULL); no writes, no payloads, no secrets. Run as the owner of schema webhooks; run it again after migrations that add tables or views.';
+COMMENT ON FUNCTION webhooks.grant_reader(role text) IS 'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, contradictions, ordering, gaps and events, without a value taken from a payload or a credential: not events.payload, body_sha256, order_key, order_num, order_text, nor order_marks.order_key, order_num, order_text, prior_num, prior_text, blocked_sequences.sequence_key, expectations.status_url or contradictions.detail (find_gaps shows it status_url as NULL); no writes, no secrets. Run as the owner of schema webhooks; run it again after migrations that add tables or views.';
 
 CREATE FUNCTION webhooks.grant_worker(role text) RETURNS void
     LANGUAGE plpgsql

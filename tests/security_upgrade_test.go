@@ -17,7 +17,8 @@ import (
 // rest: the ingest role can still call ingest_webhook and ingest_signed under
 // their new signatures, and the reader loses expectations.status_url and
 // contradictions.detail but keeps find_gaps (status_url NULL), and can read
-// the tables added since (not the payload).
+// the tables and views added since, without the payload or any value copied
+// from it (readerHidden).
 func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	t.Parallel()
 	db, conf := emptyDB(t)
@@ -101,15 +102,30 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	if err := rdr.QueryRow(ctx, `SELECT status_url FROM webhooks.find_gaps()`).Scan(&url); err != nil || url != nil {
 		t.Fatalf("reader after upgrade: find_gaps status_url = %v, %v; want NULL", url, err)
 	}
-	// The tables added since the reader was granted are readable without
-	// running grant_reader again; the payload still is not.
-	for _, table := range []string{"backfill_checkpoints", "event_errors", "paused_providers", "provider_pauses"} {
-		if _, err := rdr.Exec(ctx, `SELECT * FROM webhooks.`+table+` LIMIT 1`); err != nil {
-			t.Errorf("reader after upgrade: webhooks.%s: %v", table, err)
+	// The tables and views added since the reader was granted are readable
+	// without running grant_reader again; the payload still is not, nor any
+	// value ordered processing copies from it.
+	for _, sql := range []string{
+		`SELECT * FROM webhooks.backfill_checkpoints`, `SELECT * FROM webhooks.event_errors`,
+		`SELECT * FROM webhooks.paused_providers`, `SELECT * FROM webhooks.provider_pauses`,
+		`SELECT * FROM webhooks.ordering`, `SELECT * FROM webhooks.out_of_order_pruned`,
+		`SELECT * FROM webhooks.alerts`, `SELECT * FROM webhooks.alert_state`,
+		`SELECT id, order_held, out_of_order FROM webhooks.events`,
+		`SELECT provider, event_id, marked_at, prior_id FROM webhooks.order_marks`,
+		`SELECT provider, head_event_id, waiting FROM webhooks.blocked_sequences`,
+	} {
+		if _, err := rdr.Exec(ctx, sql+` LIMIT 1`); err != nil {
+			t.Errorf("reader after upgrade: %s: %v", sql, err)
 		}
 	}
-	_, err = rdr.Exec(ctx, `SELECT payload FROM webhooks.events`)
-	wantPgError(t, err, "42501", "permission denied")
+	for rel, cols := range readerHidden {
+		for _, col := range cols {
+			_, err = rdr.Exec(ctx, `SELECT `+col+` FROM webhooks.`+rel)
+			if err == nil || !strings.Contains(err.Error(), "42501") {
+				t.Errorf("reader after upgrade: SELECT %s FROM webhooks.%s: want permission denied (42501), got %v", col, rel, err)
+			}
+		}
+	}
 	dash := as(dashboard)
 	_, err = dash.Exec(ctx, `SELECT * FROM webhooks.event_errors LIMIT 1`)
 	wantPgError(t, err, "42501", "permission denied") // the upgrade gave it nothing

@@ -90,11 +90,15 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 		if s.HeadStatus == "pending" && s.NextAttemptAt != nil {
 			status = "retrying in " + max(0, s.NextAttemptAt.Sub(now)).Round(time.Second).String()
 		}
+		key := "(hidden)" // a grant_reader role reads no value from a payload
+		if s.Key != nil {
+			key = oneLine(*s.Key, 40)
+		}
 		lastErr := "-"
 		if s.LastError != nil {
 			lastErr = oneLine(*s.LastError, 80)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", s.Provider, oneLine(s.Key, 40), s.HeadID, status, s.Attempts, s.MaxAttempts,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", s.Provider, key, s.HeadID, status, s.Attempts, s.MaxAttempts,
 			now.Sub(s.BlockedSince).Round(time.Second), s.Waiting, lastErr)
 	}
 	tw.Flush()

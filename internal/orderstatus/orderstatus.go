@@ -45,8 +45,11 @@ type Provider struct {
 
 // Sequence is one blocked sequence: its head event and what waits on it.
 type Sequence struct {
-	Provider      string     `json:"provider"`
-	Key           string     `json:"sequence_key"`
+	Provider string `json:"provider"`
+	// Key is the sequence's key, the payload's value at the provider's
+	// key_path; nil when the role reading may not see it (a grant_reader
+	// role: HeadID tells its sequences apart).
+	Key           *string    `json:"sequence_key"`
 	HeadID        int64      `json:"head_event_id"`
 	HeadStatus    string     `json:"head_status"`
 	HeadEventType string     `json:"head_event_type"`
@@ -168,8 +171,16 @@ func Read(ctx context.Context, q Querier, provider string, limit int) (Status, e
 	if limit <= 0 {
 		return st, nil
 	}
+	// sequence_key is a value from the payload, which a reader role may not
+	// select: the list reads NULL in its place rather than fail.
+	key := "NULL::text"
+	if ok, err := mayReadKeys(ctx, q); err != nil {
+		return st, err
+	} else if ok {
+		key = "b.sequence_key"
+	}
 	rows, err = q.Query(ctx, `
-		SELECT b.provider, b.sequence_key, b.head_event_id, b.head_status, b.head_event_type, b.head_external_id,
+		SELECT b.provider, `+key+`, b.head_event_id, b.head_status, b.head_event_type, b.head_external_id,
 		       b.attempts, b.max_attempts, b.last_error, b.next_attempt_at, b.blocked_since, b.waiting
 		FROM webhooks.blocked_sequences AS b
 		WHERE $1 = '' OR b.provider = $1
@@ -184,4 +195,18 @@ func Read(ctx context.Context, q Querier, provider string, limit int) (Status, e
 	}
 	st.Blocked = append(st.Blocked, seqs...)
 	return st, nil
+}
+
+// mayReadKeys says whether the session may select
+// webhooks.blocked_sequences.sequence_key (grant_reader does not give it).
+func mayReadKeys(ctx context.Context, q Querier) (bool, error) {
+	rows, err := q.Query(ctx, `SELECT pg_catalog.has_column_privilege('webhooks.blocked_sequences', 'sequence_key', 'SELECT')`)
+	if err != nil {
+		return false, fmt.Errorf("blocked sequences: %w", err)
+	}
+	ok, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+	if err != nil {
+		return false, fmt.Errorf("blocked sequences: %w", err)
+	}
+	return ok, nil
 }

@@ -105,6 +105,14 @@ var (
 	insertChk = regexp.MustCompile(`(?im)^INSERT\s+INTO\s+webhooks\.checks\b`)
 	beginLine = regexp.MustCompile(`(?m)^-- begin (sql/src/[a-z]+/[a-z0-9_]+\.sql)\b.*\n`)
 	endLine   = regexp.MustCompile(`(?m)^-- end (sql/src/[a-z]+/[a-z0-9_]+\.sql)\n`)
+	// rewritten finds a function a source writes with dynamic SQL (CREATE OR
+	// REPLACE FUNCTION inside a string literal, as _ordering_publish writes
+	// _ordered_providers): its body is state written at run time.
+	rewritten = regexp.MustCompile(`(?i)'\s*CREATE\s+OR\s+REPLACE\s+FUNCTION\s+webhooks\.([a-z0-9_]+)`)
+	// republish finds a statement that writes state back after a function's
+	// definition: a data statement or a DO block.
+	republish  = regexp.MustCompile(`(?im)^(UPDATE|INSERT|SELECT|PERFORM|DO)\b`)
+	stmtEndTag = "-- +goose StatementEnd"
 )
 
 // Load reads the sources under sql/src and the migrations under sql/ of
@@ -287,6 +295,19 @@ func (t *Tree) Problems() []string {
 			out = append(out, fmt.Sprintf("%s differs from its newest migration %s: run make sql-migrations", s.Path, newest.Path))
 		}
 	}
+	for _, s := range t.Sources {
+		for _, m := range rewritten.FindAllStringSubmatch(s.Text, -1) {
+			target, ok := byKey[m[1]]
+			if !ok || target.Kind != Function {
+				continue
+			}
+			if !republishes(target.Text) {
+				out = append(out, fmt.Sprintf("%s: webhooks.%s is rewritten at run time (%s writes it), so every migration "+
+					"written from this file replaces what was published with the body here: end the file with the statement "+
+					"that publishes it again (an UPDATE, INSERT, SELECT, PERFORM or DO after the function)", target.Path, m[1], s.Path))
+			}
+		}
+	}
 	seen := map[string]bool{}
 	for _, m := range t.Migrations {
 		if _, ok := byKey[m.Key]; !ok && !seen[m.Key] {
@@ -296,6 +317,19 @@ func (t *Tree) Problems() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// republishes says whether a function's source text writes state back after
+// the function's definition (after its last StatementEnd line, or its CREATE
+// line when it has none).
+func republishes(text string) bool {
+	rest := text
+	if i := strings.LastIndex(text, stmtEndTag); i >= 0 {
+		rest = text[i+len(stmtEndTag):]
+	} else if loc := createFn.FindStringIndex(text); loc != nil {
+		rest = text[loc[1]:]
+	}
+	return republish.MatchString(rest)
 }
 
 // File is a migration to write: its path under the checkout and its text.

@@ -33,6 +33,20 @@ func checkout() fstest.MapFS {
 	}
 }
 
+// publisher rewrites webhooks.f at run time, as _ordering_publish rewrites
+// _ordered_providers.
+const publisher = `-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION webhooks.p() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format(
+        'CREATE OR REPLACE FUNCTION webhooks.f(x int) RETURNS int LANGUAGE sql AS %L', 'SELECT 3');
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+COMMENT ON FUNCTION webhooks.p() IS 'p';
+`
+
 const viewV1 = "CREATE MATERIALIZED VIEW webhooks.v AS SELECT 1;\nCOMMENT ON MATERIALIZED VIEW webhooks.v IS 'v';\n"
 
 func generated(src, text string) string {
@@ -122,6 +136,23 @@ func TestProblemsAndPending(t *testing.T) {
 			name:     "migration not named for an object",
 			edit:     func(f fstest.MapFS) { f["sql/functions/00007_fix_things.sql"] = file(upLine + "\n" + fnV2) },
 			problems: []string{"sql/functions/00007_fix_things.sql: a migration of sql/functions is named"},
+		},
+		{
+			name: "a function rewritten at run time, not published again by its file",
+			edit: func(f fstest.MapFS) {
+				f["sql/src/order/p.sql"] = file(publisher)
+				f["sql/functions/00007_create_function_p.sql"] = file(generated("sql/src/order/p.sql", publisher))
+			},
+			problems: []string{"sql/src/process/f.sql: webhooks.f is rewritten at run time (sql/src/order/p.sql writes it)"},
+		},
+		{
+			name: "a function rewritten at run time, published again by its file",
+			edit: func(f fstest.MapFS) {
+				f["sql/src/order/p.sql"] = file(publisher)
+				f["sql/functions/00007_create_function_p.sql"] = file(generated("sql/src/order/p.sql", publisher))
+				f["sql/src/process/f.sql"] = file(fnV2 + "UPDATE webhooks.t SET x = x;\n")
+				f["sql/functions/00008_replace_function_f.sql"] = file(generated("sql/src/process/f.sql", fnV2+"UPDATE webhooks.t SET x = x;\n"))
+			},
 		},
 		{
 			name: "begin without end",

@@ -2,17 +2,31 @@
 -- grant_reader, restated: expectations.status_url (it may carry a presigned
 -- token), contradictions.detail (it quotes payload fields) and
 -- events.body_sha256 (derived from the body) join events.payload among the
--- columns a reader cannot select. Migration 00079 fixes the roles the old version gave
--- whole tables to.
+-- columns a reader cannot select, as do the values ordered processing copies
+-- from payloads (events.order_key, order_num, order_text; the same in
+-- webhooks.order_marks and blocked_sequences.sequence_key) once those exist.
+-- Migration 00079 fixes the roles the old version gave whole tables to.
 -- begin sql/src/admin/grant_reader.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks.grant_reader lets a role watch: the checks and their history, the
 -- materialized views, reconcile runs, expectations, tombstones, gaps,
--- contradictions and webhooks.events, except the columns that hold payload
--- data or credentials: events.payload, events.body_sha256,
--- expectations.status_url, contradictions.detail (column-level grants for
--- those three tables). It cannot write, claim, ingest, or read a payload or a
--- secret. find_gaps shows it status_url as NULL.
+-- contradictions, ordering and webhooks.events, without any value taken from
+-- a payload and without credentials. Column-level grants leave out:
+--   events.payload, events.body_sha256      the body, and its digest
+--   events.order_key, order_num, order_text  values read from the payload at
+--                                            the provider's key_path and
+--                                            order_path (a customer id, an
+--                                            e-mail, ...)
+--   order_marks.order_key, order_num, order_text, prior_num, prior_text
+--                                            the same values, per sequence
+--   blocked_sequences.sequence_key           the same value, per sequence
+--   expectations.status_url                  may carry a presigned token
+--   contradictions.detail                    quotes payload fields
+-- provider_secrets and goose_db_version are not granted at all. Everything
+-- else in the schema (tables, views, materialized views) is, whole. It
+-- cannot write, claim or ingest. find_gaps shows it status_url as NULL. A
+-- table of the list that does not exist yet is skipped (migrations run this
+-- for existing readers at versions before some of them).
 CREATE OR REPLACE FUNCTION webhooks.grant_reader(role text)
 RETURNS void
 LANGUAGE plpgsql
@@ -25,21 +39,25 @@ DECLARE
 BEGIN
     PERFORM webhooks._require_role(grant_reader.role);
     EXECUTE format('GRANT USAGE ON SCHEMA webhooks TO %I', grant_reader.role);
-    FOR v_table IN
-        SELECT c.relname
+    FOR v_table, v_hidden IN
+        SELECT c.relname, h.hidden
         FROM pg_catalog.pg_class AS c
+        LEFT JOIN (VALUES
+            ('events', ARRAY['payload', 'body_sha256', 'order_key', 'order_num', 'order_text']),
+            ('order_marks', ARRAY['order_key', 'order_num', 'order_text', 'prior_num', 'prior_text']),
+            ('blocked_sequences', ARRAY['sequence_key']),
+            ('expectations', ARRAY['status_url']),
+            ('contradictions', ARRAY['detail'])
+        ) AS h (relname, hidden) ON h.relname = c.relname
         WHERE c.relnamespace = 'webhooks'::regnamespace
           AND c.relkind IN ('r', 'v', 'm')
-          AND c.relname NOT IN ('events', 'expectations', 'contradictions', 'provider_secrets', 'goose_db_version')
+          AND c.relname NOT IN ('provider_secrets', 'goose_db_version')
         ORDER BY c.relname
     LOOP
-        EXECUTE format('GRANT SELECT ON webhooks.%I TO %I', v_table, grant_reader.role);
-    END LOOP;
-    FOR v_table, v_hidden IN
-        VALUES ('events', ARRAY['payload', 'body_sha256']),
-               ('expectations', ARRAY['status_url']),
-               ('contradictions', ARRAY['detail'])
-    LOOP
+        IF v_hidden IS NULL THEN
+            EXECUTE format('GRANT SELECT ON webhooks.%I TO %I', v_table, grant_reader.role);
+            CONTINUE;
+        END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
         FROM pg_catalog.pg_attribute AS a
         WHERE a.attrelid = pg_catalog.format('webhooks.%I', v_table)::regclass
@@ -59,7 +77,9 @@ REVOKE EXECUTE ON FUNCTION webhooks.grant_reader(text) FROM PUBLIC;
 
 COMMENT ON FUNCTION webhooks.grant_reader(text) IS
   'Lets role read the checks, their results, the views, reconcile runs, expectations, tombstones, contradictions, '
-  'gaps and events, except events.payload, events.body_sha256, expectations.status_url and contradictions.detail '
-  '(find_gaps shows it status_url as NULL); no writes, no payloads, no secrets. Run as the owner of schema '
-  'webhooks; run it again after migrations that add tables or views.';
+  'ordering, gaps and events, without a value taken from a payload or a credential: not events.payload, '
+  'body_sha256, order_key, order_num, order_text, nor order_marks.order_key, order_num, order_text, prior_num, '
+  'prior_text, blocked_sequences.sequence_key, expectations.status_url or contradictions.detail (find_gaps shows '
+  'it status_url as NULL); no writes, no secrets. Run as the owner of schema webhooks; run it again after '
+  'migrations that add tables or views.';
 -- end sql/src/admin/grant_reader.sql

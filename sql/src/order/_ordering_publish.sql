@@ -14,6 +14,11 @@
 -- published. It owns the function it rewrites (SECURITY DEFINER), so
 -- whoever may change webhooks.ordering may publish it. A statement that
 -- leaves the list as it was rewrites nothing.
+--
+-- The triggers are created below with the function (CREATE OR REPLACE, so a
+-- migration written from this file runs again over them), then the list is
+-- published from what webhooks.ordering holds: a migration replacing this
+-- function publishes with the function it installs.
 CREATE OR REPLACE FUNCTION webhooks._ordering_publish()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -59,3 +64,30 @@ COMMENT ON FUNCTION webhooks._ordering_publish() IS
   'Private trigger (ordering_publish_insert, _update, _delete, _truncate on webhooks.ordering): applies the '
   'statement''s change of providers to webhooks._ordered_providers(), rewriting it in the same transaction.';
 REVOKE EXECUTE ON FUNCTION webhooks._ordering_publish() FROM PUBLIC;
+
+CREATE OR REPLACE TRIGGER ordering_publish_insert
+    AFTER INSERT ON webhooks.ordering
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE OR REPLACE TRIGGER ordering_publish_update
+    AFTER UPDATE ON webhooks.ordering
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE OR REPLACE TRIGGER ordering_publish_delete
+    AFTER DELETE ON webhooks.ordering
+    REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION webhooks._ordering_publish();
+
+CREATE OR REPLACE TRIGGER ordering_publish_truncate
+    AFTER TRUNCATE ON webhooks.ordering
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION webhooks._ordering_publish();
+
+-- Publish what webhooks.ordering holds now: an UPDATE of every row (a
+-- small table) hands them all to the trigger as renamed to themselves.
+UPDATE webhooks.ordering SET provider = provider;
