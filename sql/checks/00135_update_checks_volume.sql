@@ -84,7 +84,9 @@ ON CONFLICT (name) DO UPDATE
 -- webhooks.events by received_at (BRIN), never the whole table; the
 -- providers by a skip scan of events_status_provider_received_idx (one probe
 -- per provider and status); and one probe of that index per provider and
--- status for its first event.
+-- status for its first event. Both are min() subqueries, which plan as
+-- one-row index scans whatever the statistics (an EXISTS on received_at
+-- < $1 planned as a sequential scan of the whole table).
 -- Its band, per provider: median ± greatest(3 MAD, 10 events, half the
 -- median), the lower edge at least a tenth of the median when the median
 -- is 50 or more (so an hour with nothing from a provider that usually sends
@@ -97,11 +99,11 @@ VALUES
 ('traffic_last_hour', 'volume',
  'Events received in the last hour per provider, each against the same hour of the week over its last four weeks (learned: median ± greatest(3 MAD, 10, half the median), never down to 0 for a median of 50 or more); the value is the worst provider''s distance from its band in half-widths ([-1, 1] is inside).',
  $q$WITH RECURSIVE seen (status, provider) AS (
-    SELECT s.status, (SELECT min(e.provider) FROM webhooks.events AS e WHERE e.status = s.status)
+    SELECT s.status, (SELECT min(k.provider) FROM webhooks.events AS k WHERE k.status = s.status)
     FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
     UNION ALL
-    SELECT p.status, (SELECT min(e.provider) FROM webhooks.events AS e
-                      WHERE e.status = p.status AND e.provider > p.provider)
+    SELECT p.status, (SELECT min(k.provider) FROM webhooks.events AS k
+                      WHERE k.status = p.status AND k.provider > p.provider)
     FROM seen AS p
     WHERE p.provider IS NOT NULL
 ), listed AS (
@@ -109,9 +111,8 @@ VALUES
     FROM seen AS p
     WHERE p.provider IS NOT NULL
       AND EXISTS (SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
-                  WHERE EXISTS (SELECT FROM webhooks.events AS o
-                                WHERE o.status = s.status AND o.provider = p.provider
-                                  AND o.received_at < $1 - interval '1 hour'))
+                  WHERE (SELECT min(o.received_at) FROM webhooks.events AS o
+                         WHERE o.status = s.status AND o.provider = p.provider) < $1 - interval '1 hour')
 ), hour AS (
     SELECT e.provider, count(*) AS n
     FROM webhooks.events AS e
