@@ -192,6 +192,23 @@ func TestLearnedPerProvider(t *testing.T) {
 		}
 	})
 
+	t.Run("a broken keyed query fails the check", func(t *testing.T) {
+		t.Parallel()
+		pool := NewPool(t, 2)
+		for _, c := range []struct{ query, err string }{
+			{`SELECT 'a', 1 WHERE $1 IS NOT NULL UNION ALL SELECT 'a', 2`, "gave the key 'a' more than once"},
+			{`SELECT count(*) FROM webhooks.events WHERE received_at < $1`, "has 1 columns available but 2 columns specified"},
+		} {
+			execSQL(t, pool, `UPDATE webhooks.checks SET query = $1 WHERE name = 'traffic_last_hour'`, c.query)
+			r, _ := runLearned(t, pool)
+			msg := queryString(t, pool, `SELECT coalesce(error, '') FROM webhooks.check_results
+				WHERE name = 'traffic_last_hour' ORDER BY run_at DESC LIMIT 1`)
+			if r.OK || r.Value != nil || !strings.Contains(msg, c.err) {
+				t.Fatalf("%s: traffic_last_hour %v (error %q), want not ok with no value and an error saying %q", c.query, r.checkResult, msg, c.err)
+			}
+		}
+	})
+
 	t.Run("band", func(t *testing.T) {
 		t.Parallel()
 		pool := NewPool(t, 2)
