@@ -31,6 +31,35 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) IS 'Private: standard base64 decoded like Go''s base64.StdEncoding (padded => true) or RawStdEncoding (padded => false), ignoring CR and LF; NULL when invalid, never an error.';
 
+CREATE FUNCTION webhooks._check_rows_at(query text, as_of timestamp with time zone) RETURNS TABLE(key text, value numeric)
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    v_keys   text[];
+    v_values numeric[];
+    v_dup    text;
+BEGIN
+    PERFORM webhooks._require_text('query', _check_rows_at.query, 100000);
+    EXECUTE format(E'SELECT array_agg(q.k::text ORDER BY q.k::text), array_agg(q.v::numeric ORDER BY q.k::text)\nFROM (\n%s\n) AS q(k, v)',
+                   regexp_replace(_check_rows_at.query, ';\s*$', ''))
+        INTO v_keys, v_values
+        USING _check_rows_at.as_of;
+    SELECT d.k INTO v_dup
+    FROM unnest(v_keys) AS d(k)
+    GROUP BY d.k
+    HAVING count(*) > 1
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'pginbox: a keyed check''s query gave the key % more than once at %',
+            coalesce(quote_literal(v_dup), 'NULL'), _check_rows_at.as_of
+            USING ERRCODE = 'cardinality_violation';
+    END IF;
+    RETURN QUERY SELECT r.k, r.v FROM unnest(v_keys, v_values) AS r(k, v);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._check_rows_at(query text, as_of timestamp with time zone) IS 'Private: runs a keyed check''s query (rows of key, value; the NULL key is the whole) with $1 = as_of and returns its rows; raises 21000 for a key given twice.';
+
 CREATE FUNCTION webhooks._check_value(query text) RETURNS numeric
     LANGUAGE plpgsql
     AS $$
@@ -644,15 +673,75 @@ $$;
 
 COMMENT ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) IS 'Private: webhooks.ingest_signed() with the tolerance clock as an argument (at, NULL = now()), for test vectors. Granted to no one and SECURITY INVOKER: only a role that may itself read webhooks.provider_secrets (the owner) can run it, whatever SET ROLE or session user. Raises ''pginbox: <reason>'' like ingest_signed. trace_parent (default NULL) is passed on to ingest_webhook.';
 
-CREATE FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) RETURNS record
+CREATE FUNCTION webhooks._learned_band(vals numeric[], k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT median numeric, OUT min_ok numeric, OUT max_ok numeric) RETURNS record
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT b.median,
+           CASE WHEN _learned_band.zero_floor > 0 AND b.median >= _learned_band.zero_floor
+                THEN greatest(b.median - b.half, b.median / 10)
+                ELSE b.median - b.half
+           END,
+           b.median + b.half
+    FROM (SELECT m.median,
+                 greatest(_learned_band.k * webhooks._median(ARRAY(SELECT abs(x.v - m.median)
+                                                                   FROM unnest(_learned_band.vals) AS x(v))),
+                          _learned_band.floor_abs, _learned_band.floor_ratio * abs(m.median)) AS half
+          FROM (SELECT webhooks._median(_learned_band.vals) AS median) AS m) AS b
+$$;
+
+COMMENT ON FUNCTION webhooks._learned_band(vals numeric[], k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT median numeric, OUT min_ok numeric, OUT max_ok numeric) IS 'Private: the learned band of a history: median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), the lower edge raised to a tenth of the median when the median is at least zero_floor (> 0); NULLs for none.';
+
+CREATE FUNCTION webhooks._learned_keys(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric) RETURNS TABLE(key text, value numeric, weeks integer, median numeric, min_ok numeric, max_ok numeric, distance numeric)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_keys   text[] := '{}';
+    v_weeks  integer[] := '{}';
+    v_values numeric[] := '{}';
+    v_k      text[];
+    v_v      numeric[];
+BEGIN
+    FOR v_week IN 0..4 LOOP
+        SELECT coalesce(array_agg(r.key), '{}'), coalesce(array_agg(r.value), '{}') INTO v_k, v_v
+        FROM webhooks._check_rows_at(_learned_keys.query, _learned_keys.as_of - v_week * interval '7 days') AS r;
+        v_keys := v_keys || v_k;
+        v_values := v_values || v_v;
+        v_weeks := v_weeks || array_fill(v_week, ARRAY[cardinality(v_k)]);
+    END LOOP;
+
+    RETURN QUERY
+    SELECT n.key, n.value, cardinality(h.vals), b.median, b.min_ok, b.max_ok,
+           CASE WHEN n.value IS NULL OR b.median IS NULL THEN NULL
+                WHEN n.value = b.median THEN 0
+                WHEN n.value < b.median THEN
+                    CASE WHEN b.min_ok < b.median THEN (n.value - b.median) / (b.median - b.min_ok)
+                         ELSE n.value - b.median - 1
+                    END
+                ELSE
+                    CASE WHEN b.max_ok > b.median THEN (n.value - b.median) / (b.max_ok - b.median)
+                         ELSE n.value - b.median + 1
+                    END
+           END
+    FROM unnest(v_keys, v_weeks, v_values) AS n(key, week, value)
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(p.value), '{}') AS vals
+        FROM unnest(v_keys, v_weeks, v_values) AS p(key, week, value)
+        WHERE p.key = n.key AND p.week > 0 AND p.value IS NOT NULL
+    ) AS h
+    CROSS JOIN LATERAL webhooks._learned_band(h.vals, _learned_keys.k, _learned_keys.floor_abs,
+                                              _learned_keys.floor_ratio, _learned_keys.zero_floor) AS b
+    WHERE n.week = 0;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._learned_keys(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric) IS 'Private: each key of a keyed learned check as of as_of: its value, weeks of history (same time of the week, last four weeks), band (webhooks._learned_band) and distance from it in band half-widths ([-1, 1] is inside); the whole as the NULL key, without a band.';
+
+CREATE FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
     v_values numeric[] := '{}';
     v_value  numeric;
-    v_median numeric;
-    v_mad    numeric;
-    v_half   numeric;
 BEGIN
     FOR v_week IN 1..4 LOOP
         v_value := webhooks._check_value_at(_learned_range.query, _learned_range.as_of - v_week * interval '7 days');
@@ -664,15 +753,13 @@ BEGIN
     IF weeks = 0 THEN
         RETURN;
     END IF;
-    v_median := webhooks._median(v_values);
-    v_mad := webhooks._median(ARRAY(SELECT abs(x.v - v_median) FROM unnest(v_values) AS x(v)));
-    v_half := greatest(_learned_range.k * v_mad, _learned_range.floor_abs, _learned_range.floor_ratio * abs(v_median));
-    min_ok := v_median - v_half;
-    max_ok := v_median + v_half;
+    SELECT b.min_ok, b.max_ok INTO min_ok, max_ok
+    FROM webhooks._learned_band(v_values, _learned_range.k, _learned_range.floor_abs, _learned_range.floor_ratio,
+                                _learned_range.zero_floor) AS b;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|); weeks = how many weeks gave a value.';
+COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|) (webhooks._learned_band); weeks = how many weeks gave a value.';
 
 CREATE TABLE webhooks.events (
     id bigint NOT NULL,
@@ -1728,7 +1815,8 @@ BEGIN
         INSERT INTO webhooks.alerts (name, family, status, value, min_ok, max_ok, description, at)
         SELECT NEW.name, NEW.family, CASE WHEN v_breach THEN 'firing' ELSE 'resolved' END,
                NEW.value, NEW.min_ok, NEW.max_ok,
-               (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+               concat_ws(' ', (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+                         '(' || NEW.detail || ')'),
                NEW.run_at;
         -- The outbox stays bounded whether or not a runner sends it (checks
         -- run by pg_cron or pginbox checks with no PGINBOX_ALERT_URL set).
@@ -4061,10 +4149,13 @@ DECLARE
     v_band_min numeric;
     v_band_max numeric;
     v_weeks    integer;
+    v_detail   text;
+    v_worst    record;
+    v_judged   boolean;
 BEGIN
     FOR v_check IN
-        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode,
-               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks
+        SELECT c.name, c.family, c.query, c.min_ok, c.max_ok, c.range_mode, c.keyed,
+               c.learn_k, c.learn_floor, c.learn_floor_ratio, c.learn_min_weeks, c.learn_zero_floor
         FROM webhooks.checks AS c
         WHERE c.enabled
         ORDER BY c.family, c.name
@@ -4074,25 +4165,72 @@ BEGIN
         v_band_min := NULL;
         v_band_max := NULL;
         v_weeks := NULL;
+        v_detail := NULL;
+        v_judged := false;
         v_started := clock_timestamp();
         BEGIN
-            v_value := webhooks._check_value_at(v_check.query, now());
-            IF v_check.range_mode = 'learned' THEN
-                SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
-                FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
-                                             v_check.learn_floor_ratio) AS l;
+            IF v_check.keyed AND v_check.range_mode = 'learned' THEN
+                -- One evaluation per week for all keys: the worst judged
+                -- key, the whole (the fallback's value) and the longest
+                -- history (how far learning has come).
+                WITH l AS MATERIALIZED (
+                    SELECT * FROM webhooks._learned_keys(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
+                                                         v_check.learn_floor_ratio, v_check.learn_zero_floor))
+                SELECT w.key, w.value, w.weeks, w.median, w.min_ok, w.max_ok, w.distance,
+                       (SELECT a.value FROM l AS a WHERE a.key IS NULL) AS whole,
+                       (SELECT max(a.weeks) FROM l AS a WHERE a.key IS NOT NULL) AS most_weeks
+                INTO v_worst
+                FROM (SELECT) AS one
+                LEFT JOIN LATERAL (
+                    SELECT j.key, j.value, j.weeks, j.median, j.min_ok, j.max_ok, j.distance
+                    FROM l AS j
+                    WHERE j.key IS NOT NULL AND j.weeks >= v_check.learn_min_weeks AND j.distance IS NOT NULL
+                    ORDER BY abs(j.distance) DESC, j.key
+                    LIMIT 1
+                ) AS w ON true;
+                v_judged := v_worst.key IS NOT NULL;
+                IF v_judged THEN
+                    v_value := v_worst.distance;
+                    v_weeks := v_worst.weeks;
+                    v_detail := format('worst %s: %s, band [%s, %s] around the median %s of %s weeks',
+                                       v_worst.key, trim_scale(v_worst.value), trim_scale(round(v_worst.min_ok, 2)),
+                                       trim_scale(round(v_worst.max_ok, 2)), trim_scale(round(v_worst.median, 2)),
+                                       v_worst.weeks);
+                ELSE
+                    v_value := v_worst.whole;
+                    v_weeks := coalesce(v_worst.most_weeks, 0);
+                END IF;
+            ELSIF v_check.keyed THEN
+                SELECT r.value INTO v_value
+                FROM webhooks._check_rows_at(v_check.query, now()) AS r
+                WHERE r.key IS NULL;
+            ELSE
+                v_value := webhooks._check_value_at(v_check.query, now());
+                IF v_check.range_mode = 'learned' THEN
+                    SELECT l.min_ok, l.max_ok, l.weeks INTO v_band_min, v_band_max, v_weeks
+                    FROM webhooks._learned_range(v_check.query, now(), v_check.learn_k, v_check.learn_floor,
+                                                 v_check.learn_floor_ratio, v_check.learn_zero_floor) AS l;
+                    v_judged := v_weeks >= v_check.learn_min_weeks;
+                END IF;
             END IF;
         EXCEPTION WHEN OTHERS THEN
             -- A failed history is a failed check too: no value, not ok.
             v_value := NULL;
             v_error := format('%s: %s', SQLSTATE, SQLERRM);
+            v_judged := false;
+            v_detail := NULL;
         END;
         v_min := v_check.min_ok;
         v_max := v_check.max_ok;
         v_source := 'fixed';
         IF v_check.range_mode = 'learned' THEN
             v_source := 'fallback';
-            IF v_error IS NULL AND v_weeks >= v_check.learn_min_weeks THEN
+            IF v_judged AND v_check.keyed THEN
+                -- The worst key's distance from its own band.
+                v_min := -1;
+                v_max := 1;
+                v_source := 'learned';
+            ELSIF v_judged THEN
                 v_min := v_band_min;
                 v_max := v_band_max;
                 v_source := 'learned';
@@ -4104,10 +4242,10 @@ BEGIN
                      AND (v_max IS NULL OR v_value <= v_max)));
 
         INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok, error, duration_ms,
-                                            range_source, history_weeks)
+                                            range_source, history_weeks, detail)
         VALUES (v_run_at, v_check.name, v_check.family, v_value, v_min, v_max, v_ok, v_error,
                 round((extract(epoch FROM clock_timestamp() - v_started) * 1000)::numeric, 3),
-                v_source, v_weeks)
+                v_source, v_weeks, v_detail)
         -- Two runs in the same microsecond: keep the first result.
         ON CONFLICT ON CONSTRAINT check_results_pkey DO NOTHING;
 
@@ -4139,7 +4277,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the range the value was judged against: the fixed range, or for a learned check with enough history the band learned from the same time of the week over the last four weeks. A check whose query fails is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
+COMMENT ON FUNCTION webhooks.run_checks() IS 'Evaluates every enabled check of webhooks.checks: one row (name, family, value, min_ok, max_ok, ok) each. ok when the value lies in [min_ok, max_ok] (NULL bounds open) or is NULL (no data); min_ok / max_ok are the range the value was judged against: the fixed range, or for a learned check with enough history the band learned from the same time of the week over the last four weeks; for a keyed learned check (traffic_last_hour), the value is the worst key''s distance from its own band in half-widths, judged against [-1, 1]. A check whose query fails is not ok with a NULL value. Records the results (and range_source) in webhooks.check_results (pruned to 7 days) and, on any breach, sends NOTIFY webhooks_reconcile with {"source":"run_checks","breached":[names]}. Refresh the views first.';
 
 CREATE FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text DEFAULT '* * * * *'::text, checks_schedule text DEFAULT '* * * * *'::text, prune_schedule text DEFAULT '17 * * * *'::text, keep_payload interval DEFAULT '30 days'::interval, keep_keys interval DEFAULT '400 days'::interval) RETURNS TABLE(jobname text, schedule text, jobid bigint)
     LANGUAGE plpgsql
@@ -4176,7 +4314,7 @@ $_$;
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
-CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer) RETURNS void
+CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer, zero_floor numeric DEFAULT NULL::numeric) RETURNS void
     LANGUAGE plpgsql
     AS $_$
 DECLARE
@@ -4200,9 +4338,10 @@ BEGIN
                   HINT = 'SELECT name FROM webhooks.checks WHERE strpos(query, ''$1'') > 0 lists the checks that can.';
     END IF;
     IF set_check_mode.k <= 0 OR set_check_mode.floor_abs < 0 OR set_check_mode.floor_ratio < 0
-       OR set_check_mode.min_weeks NOT BETWEEN 1 AND 4 THEN
-        RAISE EXCEPTION 'pginbox: k must be > 0, floor_abs and floor_ratio >= 0, min_weeks 1 to 4 (got %, %, %, %)',
-            set_check_mode.k, set_check_mode.floor_abs, set_check_mode.floor_ratio, set_check_mode.min_weeks
+       OR set_check_mode.min_weeks NOT BETWEEN 1 AND 4 OR set_check_mode.zero_floor < 0 THEN
+        RAISE EXCEPTION 'pginbox: k must be > 0, floor_abs, floor_ratio and zero_floor >= 0, min_weeks 1 to 4 (got %, %, %, %, %)',
+            set_check_mode.k, set_check_mode.floor_abs, set_check_mode.floor_ratio, set_check_mode.min_weeks,
+            set_check_mode.zero_floor
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     UPDATE webhooks.checks AS c
@@ -4210,12 +4349,13 @@ BEGIN
         learn_k           = coalesce(set_check_mode.k, c.learn_k),
         learn_floor       = coalesce(set_check_mode.floor_abs, c.learn_floor),
         learn_floor_ratio = coalesce(set_check_mode.floor_ratio, c.learn_floor_ratio),
-        learn_min_weeks   = coalesce(set_check_mode.min_weeks, c.learn_min_weeks)
+        learn_min_weeks   = coalesce(set_check_mode.min_weeks, c.learn_min_weeks),
+        learn_zero_floor  = coalesce(set_check_mode.zero_floor, c.learn_zero_floor)
     WHERE c.name = set_check_mode.name;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) IS 'Sets a check''s range_mode to fixed or learned (a band from its own history: same time of the week, last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), fixed range until min_weeks of them have a value); NULL tuning arguments keep the current values. Raises 42704 for an unknown check, 22023 for a bad mode or tuning, or learned for a query without $1. Needs UPDATE on webhooks.checks.';
+COMMENT ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer, zero_floor numeric) IS 'Sets a check''s range_mode to fixed or learned (a band from its own history: same time of the week, last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|), the lower edge at least a tenth of a median of zero_floor or more (0: off), fixed range until min_weeks of them have a value); NULL tuning arguments keep the current values. Raises 42704 for an unknown check, 22023 for a bad mode or tuning, or learned for a query without $1. Needs UPDATE on webhooks.checks.';
 
 CREATE FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) RETURNS void
     LANGUAGE plpgsql
@@ -4653,6 +4793,7 @@ CREATE TABLE webhooks.check_results (
     duration_ms numeric,
     range_source text,
     history_weeks integer,
+    detail text,
     CONSTRAINT check_results_range_source_check CHECK ((range_source = ANY (ARRAY['fixed'::text, 'learned'::text, 'fallback'::text])))
 );
 
@@ -4661,6 +4802,8 @@ COMMENT ON TABLE webhooks.check_results IS 'History of webhooks.run_checks(): ev
 COMMENT ON COLUMN webhooks.check_results.range_source IS 'Where min_ok / max_ok of this result came from: fixed, learned (the band from the check''s history), or fallback (learned mode, history too short: the fixed range). NULL on rows older than learned thresholds.';
 
 COMMENT ON COLUMN webhooks.check_results.history_weeks IS 'Learned checks: how many of the last four weeks gave a value for the band.';
+
+COMMENT ON COLUMN webhooks.check_results.detail IS 'Keyed learned checks: the worst key, its value, its band and median, and the weeks of history behind it.';
 
 CREATE TABLE webhooks.checks (
     name text NOT NULL,
@@ -4675,8 +4818,10 @@ CREATE TABLE webhooks.checks (
     learn_floor numeric DEFAULT 0 NOT NULL,
     learn_floor_ratio numeric DEFAULT 0 NOT NULL,
     learn_min_weeks integer DEFAULT 3 NOT NULL,
+    learn_zero_floor numeric DEFAULT 0 NOT NULL,
+    keyed boolean DEFAULT false NOT NULL,
     CONSTRAINT checks_family_check CHECK ((family = ANY (ARRAY['latency'::text, 'referential'::text, 'volume'::text, 'payload'::text, 'database'::text]))),
-    CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)))),
+    CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)) AND (learn_zero_floor >= (0)::numeric))),
     CONSTRAINT checks_learned_query_check CHECK (((range_mode = 'fixed'::text) OR (strpos(query, '$1'::text) > 0))),
     CONSTRAINT checks_name_check CHECK ((name ~ '^[a-z][a-z0-9_]*$'::text)),
     CONSTRAINT checks_range_check CHECK (((min_ok IS NULL) OR (max_ok IS NULL) OR (min_ok <= max_ok))),
@@ -4694,6 +4839,10 @@ COMMENT ON COLUMN webhooks.checks.learn_floor IS 'Learned mode: the band''s half
 COMMENT ON COLUMN webhooks.checks.learn_floor_ratio IS 'Learned mode: the band''s half-width is at least this share of the median.';
 
 COMMENT ON COLUMN webhooks.checks.learn_min_weeks IS 'Learned mode: how many of the last four weeks must have a value before the band replaces [min_ok, max_ok].';
+
+COMMENT ON COLUMN webhooks.checks.learn_zero_floor IS 'Learned mode: a key (or the check) whose median is at least this much has a lower edge of at least a tenth of its median, so zero always breaches however odd its history. 0: no such floor.';
+
+COMMENT ON COLUMN webhooks.checks.keyed IS 'The query returns one row per key (key, value) plus the whole under a NULL key. Learned: each key against its own band, the value being the worst key''s distance from its band; fixed or fallback: the whole against [min_ok, max_ok].';
 
 CREATE VIEW webhooks.check_status AS
  SELECT c.name,
@@ -5251,6 +5400,8 @@ ALTER TABLE ONLY webhooks.replays
 
 REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._check_rows_at(query text, as_of timestamp with time zone) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._check_value(query text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._check_value_at(query text, as_of timestamp with time zone) FROM PUBLIC;
@@ -5273,7 +5424,11 @@ REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_externa
 
 REVOKE ALL ON FUNCTION webhooks._ingest_signed_at(provider text, headers jsonb, body bytea, at timestamp with time zone, trace_parent text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._learned_band(vals numeric[], k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT median numeric, OUT min_ok numeric, OUT max_ok numeric) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._learned_keys(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._lock_pending(worker text, max_events integer) FROM PUBLIC;
 
@@ -5399,7 +5554,7 @@ REVOKE ALL ON FUNCTION webhooks.run_checks() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks.set_check_mode(name text, mode text, k numeric, floor_abs numeric, floor_ratio numeric, min_weeks integer, zero_floor numeric) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.set_check_range(name text, min_ok numeric, max_ok numeric) FROM PUBLIC;
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -137,8 +138,13 @@ func TestLearnedThresholds(t *testing.T) {
 		if !r.OK || r.Source != "learned" || r.Weeks == nil || *r.Weeks != 4 {
 			t.Fatalf("traffic_last_hour %v (%s, weeks %v), want ok against a band learned from 4 weeks", r, r.Source, r.Weeks)
 		}
-		if r.MinOK == nil || r.MaxOK == nil || *r.MinOK != 153.75 || *r.MaxOK != 461.25 {
-			t.Fatalf("band [%v, %v], want [153.75, 461.25] (median 307.5 +- half of it)", r.MinOK, r.MaxOK)
+		// acme's 310 against its band 307.5 +- 153.75: 2.5/153.75 of a
+		// half-width above the median, judged against [-1, 1].
+		if r.Value == nil || r.MinOK == nil || r.MaxOK == nil || math.Abs(*r.Value-2.5/153.75) > 1e-12 || *r.MinOK != -1 || *r.MaxOK != 1 {
+			t.Fatalf("traffic_last_hour %v, want 0.01626 against [-1, 1]", r.checkResult)
+		}
+		if d := queryString(t, tx, `SELECT detail FROM webhooks.check_results WHERE name = 'traffic_last_hour'`); d != "worst acme: 310, band [153.75, 461.25] around the median 307.5 of 4 weeks" {
+			t.Fatalf("detail %q, want acme's band [153.75, 461.25] (median 307.5 +- half of it)", d)
 		}
 		// Today's fixed range sees the same hour as a flood.
 		if okOf(t, res, "provider_spike_ratio") {
@@ -153,7 +159,8 @@ func TestLearnedThresholds(t *testing.T) {
 		weeklyPeaks(t, tx, 4)
 		seedEvenly(t, tx, "now_", 92, "1 hour", "0 seconds") // 102 with the quiet ones: a third of 307.5
 		r, res := runLearned(t, tx)
-		if r.OK || r.Source != "learned" || r.Value == nil || *r.Value > 110 {
+		// (102 - 307.5) / 153.75: 1.34 half-widths below the median.
+		if r.OK || r.Source != "learned" || r.Value == nil || *r.Value > -1.3 {
 			t.Fatalf("traffic_last_hour %v (%s), want a breach of the learned band", r, r.Source)
 		}
 		// No fixed volume check sees it: the provider is not silent and
@@ -204,10 +211,14 @@ func TestLearnedThresholds(t *testing.T) {
 		if r, _ = runLearned(t, tx); !r.OK || r.Source != "learned" {
 			t.Fatalf("learned again: traffic_last_hour %v (%s), want ok", r, r.Source)
 		}
-		// Tuning: k = 1 and no floors leave median +- MAD.
+		// Tuning: k = 1 and no floors leave median +- MAD: 310 is half a
+		// half-width above 307.5 in [302.5, 312.5].
 		execOn(t, tx, `SELECT webhooks.set_check_mode('traffic_last_hour', 'learned', k => 1, floor_abs => 0, floor_ratio => 0)`)
-		if r, _ = runLearned(t, tx); r.MinOK == nil || r.MaxOK == nil || *r.MinOK != 302.5 || *r.MaxOK != 312.5 {
-			t.Fatalf("tuned band: traffic_last_hour %v, want [302.5, 312.5]", r)
+		if r, _ = runLearned(t, tx); r.Value == nil || *r.Value != 0.5 {
+			t.Fatalf("tuned band: traffic_last_hour %v, want 0.5", r)
+		}
+		if d := queryString(t, tx, `SELECT detail FROM webhooks.check_results WHERE name = 'traffic_last_hour' ORDER BY run_at DESC LIMIT 1`); !strings.Contains(d, "band [302.5, 312.5]") {
+			t.Fatalf("tuned band: detail %q, want [302.5, 312.5]", d)
 		}
 		// The fixed range survived the round trip as the fallback.
 		if got := queryString(t, tx, `SELECT concat_ws(' ', min_ok, max_ok) FROM webhooks.checks WHERE name = 'traffic_last_hour'`); got != "0 200" {
@@ -278,12 +289,14 @@ func queryString(t testing.TB, db sqlConn, sql string, args ...any) string {
 func TestStatusShowsLearnedBand(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name          string
-		weeks         int
-		source, shown string
+		name                 string
+		weeks                int
+		value, source, shown string
 	}{
-		{"four weeks", 4, "learned", `<span data-range="learned" title="learned from 4 weeks of this hour; fixed range any">153.8 – 461.2 <span class="chip">learned</span></span>`},
-		{"two weeks", 2, "fallback", `<span data-range="fallback" title="learns from the same hour of the last 4 weeks (2 with data so far); judged on the fixed range until enough">any <span class="chip">learning</span></span>`},
+		// Learned per provider: acme's distance from its band, in [-1, 1].
+		{"four weeks", 4, "0.01626", "learned", `<span data-range="learned" title="learned from 4 weeks of this hour; fixed range any">-1 – 1 <span class="chip">learned</span></span>`},
+		// Too short a history: the total on the fixed range.
+		{"two weeks", 2, "310", "fallback", `<span data-range="fallback" title="learns from the same hour of the last 4 weeks (2 with data so far); judged on the fixed range until enough">any <span class="chip">learning</span></span>`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -301,8 +314,8 @@ func TestStatusShowsLearnedBand(t *testing.T) {
 			page := httpGet(t, srv.Admin+"/")
 			row := page[strings.Index(page, `data-check="traffic_last_hour"`):]
 			row = row[:strings.Index(row, "</tr>")]
-			if !strings.Contains(row, `<td class="num">310</td>`) || !strings.Contains(row, c.shown) {
-				t.Fatalf("overview row of traffic_last_hour:\n%s\nwant the value 310 and %s", row, c.shown)
+			if !strings.Contains(row, `<td class="num">`+c.value+`</td>`) || !strings.Contains(row, c.shown) {
+				t.Fatalf("overview row of traffic_last_hour:\n%s\nwant the value %s and %s", row, c.value, c.shown)
 			}
 
 			var st struct {
@@ -325,7 +338,7 @@ func TestStatusShowsLearnedBand(t *testing.T) {
 				learned := c.source == "learned"
 				if ch.RangeMode != "learned" || ch.RangeSource == nil || *ch.RangeSource != c.source ||
 					ch.HistoryWeeks == nil || *ch.HistoryWeeks != c.weeks ||
-					(ch.LearnedMinOK != nil) != learned || (learned && (*ch.LearnedMinOK != 153.75 || *ch.LearnedMaxOK != 461.25)) {
+					(ch.LearnedMinOK != nil) != learned || (learned && (*ch.LearnedMinOK != -1 || *ch.LearnedMaxOK != 1)) {
 					t.Fatalf("/api/status traffic_last_hour: %+v, want %s from %d weeks", ch, c.source, c.weeks)
 				}
 				return

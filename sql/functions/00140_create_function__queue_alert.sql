@@ -15,7 +15,10 @@
 -- to that run (and to the next one) instead of waiting on it inside
 -- run_checks (whose lock_timeout would fail the whole run). A result older
 -- than the one last judged (a slow run committing late) changes nothing.
--- Rows older than 30 days are deleted whenever a new one is written.
+-- The alert's description is the check's, followed by the result's detail
+-- in parentheses when it has one (a keyed check: which key was worst, its
+-- value and its band). Rows older than 30 days are deleted whenever a new
+-- one is written.
 CREATE OR REPLACE FUNCTION webhooks._queue_alert()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -48,7 +51,8 @@ BEGIN
         INSERT INTO webhooks.alerts (name, family, status, value, min_ok, max_ok, description, at)
         SELECT NEW.name, NEW.family, CASE WHEN v_breach THEN 'firing' ELSE 'resolved' END,
                NEW.value, NEW.min_ok, NEW.max_ok,
-               (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+               concat_ws(' ', (SELECT c.description FROM webhooks.checks AS c WHERE c.name = NEW.name),
+                         '(' || NEW.detail || ')'),
                NEW.run_at;
         -- The outbox stays bounded whether or not a runner sends it (checks
         -- run by pg_cron or pginbox checks with no PGINBOX_ALERT_URL set).

@@ -6,14 +6,15 @@
 --
 --     median +- greatest(k * MAD, floor_abs, floor_ratio * |median|)
 --
--- over the weeks that gave a value (MAD: the median of the absolute
--- deviations from the median; medians of an even count average the middle
--- two). weeks says how many did: the caller falls back to the fixed range
--- when that is too few, and min_ok / max_ok are NULL when it is 0. A week
--- before the check's data existed must give NULL, not 0: the query's job
--- (see traffic_last_hour in checks_volume.sql).
+-- over the weeks that gave a value, the lower edge kept at a tenth of the
+-- median or more when the median is at least zero_floor (see
+-- webhooks._learned_band). weeks says how many did: the caller falls back
+-- to the fixed range when that is too few, and min_ok / max_ok are NULL
+-- when it is 0. A week before the check's data existed must give NULL, not
+-- 0: the query's job. A keyed check learns per key instead
+-- (webhooks._learned_keys).
 CREATE OR REPLACE FUNCTION webhooks._learned_range(
-    query text, as_of timestamptz, k numeric, floor_abs numeric, floor_ratio numeric,
+    query text, as_of timestamptz, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric,
     OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer)
 LANGUAGE plpgsql
 VOLATILE
@@ -21,9 +22,6 @@ AS $$
 DECLARE
     v_values numeric[] := '{}';
     v_value  numeric;
-    v_median numeric;
-    v_mad    numeric;
-    v_half   numeric;
 BEGIN
     FOR v_week IN 1..4 LOOP
         v_value := webhooks._check_value_at(_learned_range.query, _learned_range.as_of - v_week * interval '7 days');
@@ -35,16 +33,15 @@ BEGIN
     IF weeks = 0 THEN
         RETURN;
     END IF;
-    v_median := webhooks._median(v_values);
-    v_mad := webhooks._median(ARRAY(SELECT abs(x.v - v_median) FROM unnest(v_values) AS x(v)));
-    v_half := greatest(_learned_range.k * v_mad, _learned_range.floor_abs, _learned_range.floor_ratio * abs(v_median));
-    min_ok := v_median - v_half;
-    max_ok := v_median + v_half;
+    SELECT b.min_ok, b.max_ok INTO min_ok, max_ok
+    FROM webhooks._learned_band(v_values, _learned_range.k, _learned_range.floor_abs, _learned_range.floor_ratio,
+                                _learned_range.zero_floor) AS b;
 END;
 $$;
 -- +goose StatementEnd
 
-COMMENT ON FUNCTION webhooks._learned_range(text, timestamptz, numeric, numeric, numeric) IS
+COMMENT ON FUNCTION webhooks._learned_range(text, timestamptz, numeric, numeric, numeric, numeric) IS
   'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, '
-  'median +- greatest(k * MAD, floor_abs, floor_ratio * |median|); weeks = how many weeks gave a value.';
-REVOKE EXECUTE ON FUNCTION webhooks._learned_range(text, timestamptz, numeric, numeric, numeric) FROM PUBLIC;
+  'median +- greatest(k * MAD, floor_abs, floor_ratio * |median|) (webhooks._learned_band); weeks = how many weeks '
+  'gave a value.';
+REVOKE EXECUTE ON FUNCTION webhooks._learned_range(text, timestamptz, numeric, numeric, numeric, numeric) FROM PUBLIC;

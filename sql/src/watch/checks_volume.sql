@@ -64,30 +64,64 @@ FROM (SELECT sum(x.tombstones_24h) AS n FROM webhooks.expectation_health AS x) A
 ON CONFLICT (name) DO UPDATE
     SET family = excluded.family, description = excluded.description, query = excluded.query;
 
--- traffic_last_hour learns its range: traffic has a weekly shape (a quiet
--- weekend, a Monday-morning peak) that no fixed range fits. Its query takes
--- the time it is evaluated at as $1, so run_checks() can evaluate it at the
--- same time in each of the last four weeks (webhooks._learned_range): one
--- hour of webhooks.events by received_at each (BRIN), never the whole table.
--- It is NULL, not 0, for an hour before the first event the table still
--- holds, so a week before pginbox was installed (or pruned) is no history;
--- the first event is found by one probe of events_status_received_idx per
--- status, not by a scan.
--- Its band: median +- greatest(3 MAD, 10 events, half the median), once 3 of
--- the 4 weeks have a value; no fixed bounds until then.
-INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok,
-                                  range_mode, learn_k, learn_floor, learn_floor_ratio, learn_min_weeks)
+-- traffic_last_hour learns its range per provider: traffic has a weekly
+-- shape (a quiet weekend, a Monday-morning peak) that no fixed range fits,
+-- and a total over all providers hides one provider's outage in the others'
+-- volume. It is keyed: one row per provider (its events in the hour before
+-- $1) and the total under a NULL key (what a fixed range or the fallback
+-- judges). run_checks() evaluates it at the same time in each of the last
+-- four weeks (webhooks._learned_keys), so each provider is judged against
+-- its own history, and the check's value is the worst provider's distance
+-- from its band in half-widths ([-1, 1] is inside).
+--
+-- A provider is listed at $1 when its first event the table still holds
+-- is older than the hour: a silent provider gets a 0 (that is the outage
+-- to catch), and a week before it (or pginbox) existed gives it no value at
+-- all, rather than a 0 that would drag its median down. The total is NULL
+-- when no provider is listed. What it reads, per evaluation: one hour of
+-- webhooks.events by received_at (BRIN), never the whole table; the
+-- providers by a skip scan of events_status_provider_received_idx (one probe
+-- per provider and status); and one probe of that index per provider and
+-- status for its first event. Both are min() subqueries, which plan as
+-- one-row index scans whatever the statistics (an EXISTS on received_at
+-- < $1 planned as a sequential scan of the whole table).
+-- Its band, per provider: median ± greatest(3 MAD, 10 events, half the
+-- median), the lower edge at least a tenth of the median when the median
+-- is 50 or more (so an hour with nothing from a provider that usually sends
+-- 50 breaches, however odd its last weeks), once 3 of the 4 weeks have a
+-- value; the total has no fixed bounds until then.
+INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok, keyed,
+                                  range_mode, learn_k, learn_floor, learn_floor_ratio, learn_min_weeks,
+                                  learn_zero_floor)
 VALUES
 ('traffic_last_hour', 'volume',
- 'Events received in the last hour, all providers, against the same hour of the week over the last four weeks (learned: median ± greatest(3 MAD, 10, half the median)).',
- $q$SELECT CASE WHEN EXISTS (
-                SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
-                WHERE (SELECT min(o.received_at) FROM webhooks.events AS o WHERE o.status = s.status)
-                      < $1 - interval '1 hour')
-            THEN (SELECT count(*) FROM webhooks.events AS e
-                  WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1)
-       END$q$,
- NULL, NULL, 'learned', 3, 10, 0.5, 3)
+ 'Events received in the last hour per provider, each against the same hour of the week over its last four weeks (learned: median ± greatest(3 MAD, 10, half the median), never down to 0 for a median of 50 or more); the value is the worst provider''s distance from its band in half-widths ([-1, 1] is inside).',
+ $q$WITH RECURSIVE seen (status, provider) AS (
+    SELECT s.status, (SELECT min(k.provider) FROM webhooks.events AS k WHERE k.status = s.status)
+    FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
+    UNION ALL
+    SELECT p.status, (SELECT min(k.provider) FROM webhooks.events AS k
+                      WHERE k.status = p.status AND k.provider > p.provider)
+    FROM seen AS p
+    WHERE p.provider IS NOT NULL
+), listed AS (
+    SELECT DISTINCT p.provider
+    FROM seen AS p
+    WHERE p.provider IS NOT NULL
+      AND EXISTS (SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
+                  WHERE (SELECT min(o.received_at) FROM webhooks.events AS o
+                         WHERE o.status = s.status AND o.provider = p.provider) < $1 - interval '1 hour')
+), hour AS (
+    SELECT e.provider, count(*) AS n
+    FROM webhooks.events AS e
+    WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1
+    GROUP BY e.provider
+)
+SELECT l.provider, coalesce(h.n, 0) FROM listed AS l LEFT JOIN hour AS h ON h.provider = l.provider
+UNION ALL
+SELECT NULL, (SELECT coalesce(sum(h.n), 0) FROM hour AS h) WHERE EXISTS (SELECT FROM listed)$q$,
+ NULL, NULL, true, 'learned', 3, 10, 0.5, 3, 50)
 ON CONFLICT (name) DO UPDATE
-    SET family = excluded.family, description = excluded.description, query = excluded.query;
+    SET family = excluded.family, description = excluded.description, query = excluded.query,
+        keyed = excluded.keyed;
 -- +goose StatementEnd
