@@ -37,7 +37,7 @@ run: postgres build ## start pginbox serve on the embedded cluster under .pginbo
 test: postgres ## run every test against a throwaway cluster (installs PostgreSQL, promtool for the Prometheus rules, and Chromium for the browser tests, if missing)
 	@./tests/ensure-browser.sh
 	@./tests/ensure-promtool.sh
-	$(WITHPG) $(GO) test $(TEST_FLAGS) $(PKGS)
+	$(WITHPG) bash -c 'set -e; $(GO) test $(TEST_FLAGS) $(PKGS); for m in $(TEST_MODULES); do $(GO) -C "$$m" test $(TEST_FLAGS) ./...; done'
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 
 SCREENSHOTS := console-home.png console-home-dark.png console-events.png console-event.png
@@ -123,9 +123,12 @@ soak: postgres build ## steady signed load for SOAK (10m) at SOAK_RATE/s into on
 
 # Modules of their own inside the repository, each keeping its dependencies
 # out of pginbox's module graph (and so out of every importer's): the bench's
-# River peer, the test harness's Docker fallback, and the stock goose CLI
-# (tools/goose holds no Go file of its own).
-NESTED_MODULES := bench/river internal/pgtest/dockerpg
+# River peer, the test harness's Docker fallback, the network-fault tests
+# (toxiproxy), and the stock goose CLI (tools/goose holds no Go file of its
+# own).
+NESTED_MODULES := bench/river internal/pgtest/dockerpg tests/netfault
+# The nested modules whose tests make test runs too.
+TEST_MODULES := tests/netfault
 TOOL_MODULES := tools/goose
 # The most modules `go list -m all` may list for pginbox: an importer's graph
 # takes in every requirement of go.mod, test-only ones included.

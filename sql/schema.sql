@@ -2861,6 +2861,7 @@ BEGIN
         webhooks.fail(bigint, text, integer, text),
         webhooks.heartbeat(bigint, text, integer, interval),
         webhooks.release(bigint, text, integer),
+        webhooks.rescue_worker(text),
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks._order_settle_many(text[], text[]),
@@ -2876,7 +2877,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with _order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease), and reads webhooks.ordering; it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
+COMMENT ON FUNCTION webhooks.grant_worker(role text) IS 'Lets role call claim, complete, fail, heartbeat, release, rescue_worker, leased_events and process_batch with _order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the lease), and reads webhooks.ordering; it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 
 CREATE FUNCTION webhooks.heartbeat(event_id bigint, worker text, attempt integer, extend interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4105,6 +4106,48 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks.rescue_leases(max_rows integer) IS 'Moves up to max_rows events whose lease expired back to pending (or to dead at max_attempts), recording why in last_error and webhooks.event_errors; returns how many were rescued and how many died. The old worker''s complete() then returns false.';
+
+CREATE FUNCTION webhooks.rescue_worker(worker text) RETURNS TABLE(rescued integer, dead integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM webhooks._require_text('worker', rescue_worker.worker, 255);
+
+    RETURN QUERY
+    WITH held AS MATERIALIZED (
+        SELECT e.id
+        FROM webhooks.events AS e
+        WHERE e.status = 'processing'
+          AND e.locked_by = rescue_worker.worker
+        ORDER BY e.id
+        FOR UPDATE
+    ), moved AS (
+        UPDATE webhooks.events AS e
+        SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
+            run_after    = now(),
+            last_error   = format('lease of %s given back by its worker, which lost track of it (attempt %s of %s)',
+                                  e.locked_by, e.attempts, e.max_attempts),
+            locked_by    = NULL,
+            locked_until = NULL,
+            updated_at   = now()
+        FROM held
+        WHERE e.id = held.id
+          AND e.status = 'processing'
+          AND e.locked_by = rescue_worker.worker
+        RETURNING e.id, e.status, e.attempts, e.last_error
+    ), logged AS (
+        INSERT INTO webhooks.event_errors (event_id, attempt, error)
+        SELECT moved.id, moved.attempts, moved.last_error FROM moved
+    )
+    SELECT count(*) FILTER (WHERE moved.status = 'pending')::integer,
+           count(*) FILTER (WHERE moved.status = 'dead')::integer
+    FROM moved;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.rescue_worker(worker text) IS 'Moves every event still processing under worker''s lease back to pending (or to dead at max_attempts) without waiting for the lease to expire, recording why in last_error and webhooks.event_errors, and returns how many were rescued and how many died; the attempt claim() counted still counts. For a worker that lost track of its leases (a claim whose reply a broken connection lost): call it as that worker, while it runs nothing under that name.';
 
 CREATE FUNCTION webhooks.resume(provider text, actor text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5547,6 +5590,8 @@ REVOKE ALL ON FUNCTION webhooks.replay(event_ids bigint[], reason text, actor te
 REVOKE ALL ON FUNCTION webhooks.replay(event_id bigint, reason text, actor text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.rescue_leases(max_rows integer) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.rescue_worker(worker text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.resume(provider text, actor text) FROM PUBLIC;
 

@@ -372,6 +372,13 @@ type runnerProc struct {
 // /readyz answers 200.
 func startRunner(t *testing.T, env map[string]string) *runnerProc {
 	t.Helper()
+	return startProgram(t, env, pginboxBinary(t), "serve")
+}
+
+// startProgram is startRunner for another program that runs a runner (bin
+// with args), configured like `pginbox serve` by env.
+func startProgram(t *testing.T, env map[string]string, bin string, args ...string) *runnerProc {
+	t.Helper()
 	addr := env["PGINBOX_ADDR"]
 	if addr == "" {
 		port, err := localpg.FreePort()
@@ -388,7 +395,7 @@ func startRunner(t *testing.T, env map[string]string) *runnerProc {
 		}
 		admin = fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	cmd := exec.Command(pginboxBinary(t), "serve")
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "PGINBOX_ADDR="+addr, "PGINBOX_ADMIN_ADDR="+admin)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

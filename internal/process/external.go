@@ -30,9 +30,10 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 		}
 		var status *string
 		var err error
+		bctx, cancel := bounded(rctx)
 		if herr == nil {
 			var ok bool
-			err = w.Pool.QueryRow(rctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
+			err = w.Pool.QueryRow(bctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok)
 			switch {
 			case err != nil:
 			case ok:
@@ -41,7 +42,7 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 				w.Metrics.LostLeases.Inc()
 			}
 		} else {
-			err = w.Pool.QueryRow(rctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
+			err = w.Pool.QueryRow(bctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, herr.Error()).Scan(&status)
 			if err == nil && status != nil {
 				w.Metrics.Failed.WithLabelValues(*status).Inc()
 				log.Info("handler failed", "event", ev.ID, "attempt", ev.Attempt, "status", *status, "error", herr)
@@ -49,9 +50,14 @@ func (w external) handle(ctx, hctx context.Context, b *batch) (int, error) {
 				w.Metrics.LostLeases.Inc()
 			}
 		}
+		cancel()
 		tracing.EndProcess(span, herr, time.Time{})
 		if err != nil {
-			log.Warn("recording the outcome failed; the lease will expire and the event run again", "event", ev.ID, "error", err)
+			// The event may still be this worker's; it is taken back (and
+			// run again) before the next claim. An ordered sequence's next
+			// event is not claimable until then.
+			b.leftLeases = true
+			log.Warn("recording the outcome failed; the worker takes the event back before its next claim", "event", ev.ID, "error", err)
 		}
 	}
 	return len(batch), nil

@@ -48,6 +48,11 @@ type batch struct {
 	events []*pginboxtype.Event
 	// st tells the heartbeat which events are still to finish.
 	st *batchState
+	// leftLeases is set by a two-phase strategy that could not record what
+	// became of some of its events (a statement that failed, its outcome
+	// unknown): they may still be processing under the worker's name, and
+	// the worker takes them back before its next claim.
+	leftLeases bool
 }
 
 // statementError is a batch statement that did not go through: its work

@@ -103,13 +103,15 @@ func (w *Workers) runRowLock(hctx context.Context, log *slog.Logger, name string
 
 // runClaimed runs one claimed batch: in one statement when the handler has
 // one, else (or when that statement did not go through) event by event
-// under heartbeats; events it did not start are released.
-func (w *Workers) runClaimed(ctx, hctx context.Context, log *slog.Logger, name string, events []*pginboxtype.Event) {
+// under heartbeats; events it did not start are released. It returns false
+// when some of the batch's leases may still be the worker's (an outcome or
+// a release that did not go through).
+func (w *Workers) runClaimed(ctx, hctx context.Context, log *slog.Logger, name string, events []*pginboxtype.Event) bool {
 	b := &batch{worker: name, log: log, events: events, st: &batchState{}}
 	if w.batchStatement != nil && ctx.Err() == nil {
 		_, err := w.batchStatement.handle(ctx, hctx, b)
 		if err == nil {
-			return
+			return true
 		}
 		var se *statementError
 		log.Warn("process_batch did not complete; running the batch event by event", "events", len(events),
@@ -125,9 +127,10 @@ func (w *Workers) runClaimed(ctx, hctx context.Context, log *slog.Logger, name s
 	done, _ := w.claimed.handle(ctx, hctx, b)
 	stopHB()
 	<-hbDone
-	if done < len(events) {
-		w.release(log, name, events[done:])
+	if done < len(events) && !w.release(log, name, events[done:]) {
+		return false
 	}
+	return !b.leftLeases
 }
 
 // lockFallbackWindow is how long every worker of a pool uses the two-phase

@@ -24,9 +24,12 @@ var _ leaseStrategy = twoPhaseEvent{}
 // handle returns how many events it dealt with (the rest are released).
 func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) {
 	log, name, batch, st := b.log, b.worker, b.events, b.st
-	tx, err := w.Pool.Begin(hctx)
+	bctx, cancel := bounded(hctx)
+	tx, err := w.Pool.Begin(bctx)
+	cancel()
 	if err != nil {
-		log.Warn("begin failed; the batch's leases will expire and be rescued", "error", err)
+		b.leftLeases = true
+		log.Warn("begin failed; the worker takes the batch back before its next claim", "error", err)
 		return len(batch), nil
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
@@ -48,7 +51,8 @@ func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) 
 			status, ferr := failInTx(rctx, tx, ev, name, err)
 			tracing.EndProcess(span, err, time.Time{})
 			if ferr != nil {
-				log.Warn("fail() failed; the batch rolls back and its leases will be rescued", "event", ev.ID, "error", ferr)
+				b.leftLeases = true
+				log.Warn("fail() failed; the batch rolls back and the worker takes it back before its next claim", "event", ev.ID, "error", ferr)
 				return len(batch), nil
 			}
 			if status == "" {
@@ -62,8 +66,16 @@ func (w twoPhaseEvent) handle(ctx, hctx context.Context, b *batch) (int, error) 
 		tracing.EndProcess(span, nil, time.Time{})
 		completed++
 	}
-	if err := tx.Commit(hctx); err != nil {
-		log.Warn("batch commit failed; its events will be rescued and run again (their writes rolled back)", "error", err, "events", i)
+	cctx, cancel := bounded(hctx)
+	err = tx.Commit(cctx)
+	cancel()
+	if err != nil {
+		// Committed or not, nothing of the batch is left to this
+		// worker but leases: whatever is still processing under its name
+		// is taken back (and run again, its writes rolled back) before
+		// its next claim.
+		b.leftLeases = true
+		log.Warn("batch commit failed; the worker takes back what it did not complete before its next claim", "error", err, "events", i)
 		return len(batch), nil
 	}
 	w.recordOutcomes(completed, failed, lost)
@@ -88,7 +100,9 @@ func (w twoPhaseEvent) runOne(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Ev
 		return ctx.Err()
 	}
 	var ok bool
-	if err := sp.QueryRow(ctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok); err != nil {
+	cctx, cancel := bounded(ctx)
+	defer cancel()
+	if err := sp.QueryRow(cctx, `SELECT webhooks.complete($1, $2, $3)`, ev.ID, name, ev.Attempt).Scan(&ok); err != nil {
 		_ = sp.Rollback(ctx)
 		return fmt.Errorf("complete: %w", err)
 	}
@@ -109,6 +123,8 @@ func failInTx(ctx context.Context, tx pgx.Tx, ev *pginboxtype.Event, name string
 		return "", nil
 	}
 	var status *string
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if err := tx.QueryRow(ctx, `SELECT webhooks.fail($1, $2, $3, $4)`, ev.ID, name, ev.Attempt, cause.Error()).Scan(&status); err != nil {
 		return "", fmt.Errorf("fail: %w", err)
 	}

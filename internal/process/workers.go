@@ -127,6 +127,11 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	backoff := time.Duration(0)
+	// stale says this worker may still hold leases under its name that it
+	// lost track of (a claim whose reply a broken connection lost, an
+	// outcome it could not record): it takes them back before it claims
+	// again (rescueOwn), instead of leaving them parked for the lease.
+	stale := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -136,6 +141,17 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			w.Metrics.Wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
+			if stale {
+				// Before anything else, row-lock batches included: the
+				// parked events may be the heads of ordered sequences.
+				var err error
+				if stale, err = w.rescueOwn(ctx, log, name); err != nil {
+					if !w.retryAfter(ctx, log, &backoff, "taking back this worker's lost leases failed", err) {
+						return
+					}
+					continue
+				}
+			}
 			if lease := w.rowLockNow(); lease != nil {
 				n, limit, err := w.runRowLock(hctx, log, name, lease)
 				if err == nil {
@@ -159,14 +175,12 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			}
 			batch, err := w.claim(ctx, name)
 			if err != nil {
-				if ctx.Err() != nil {
+				// Whatever failed, the claim may have committed (a reply
+				// the connection lost): its events would be this worker's,
+				// unseen, until their lease expired.
+				stale = true
+				if !w.retryAfter(ctx, log, &backoff, "claim failed", err) {
 					return
-				}
-				backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
-				log.Warn("claim failed; retrying", "error", err, "in", backoff)
-				select {
-				case <-ctx.Done():
-				case <-time.After(backoff):
 				}
 				continue
 			}
@@ -180,9 +194,25 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			// Then look again, even after a short batch: what it completed
 			// may have released more (the next event of an ordered
 			// sequence). The loop ends when a claim finds nothing.
-			w.runClaimed(ctx, hctx, log, name, batch)
+			stale = !w.runClaimed(ctx, hctx, log, name, batch)
 		}
 		poll.Reset(w.PollInterval)
+	}
+}
+
+// retryAfter logs a failed statement and waits the next backoff (doubling
+// from 100 ms to 5 s); it returns false when ctx ended.
+func (w *Workers) retryAfter(ctx context.Context, log *slog.Logger, backoff *time.Duration, what string, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	*backoff = min(max(2**backoff, 100*time.Millisecond), 5*time.Second)
+	log.Warn(what+"; retrying", "error", err, "in", *backoff)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(*backoff):
+		return true
 	}
 }
 
@@ -199,8 +229,25 @@ const claimColumns = `id, provider, external_id, event_type, payload, source, re
 const claimSQL = `SELECT ` + claimColumns + ` FROM webhooks.claim($1, $2, $3::interval)
 	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY run_after, id`
 
+// recordTimeout bounds each statement that takes, extends, records or
+// gives back a lease outside a batch statement — claim(), complete(),
+// fail(), release(), rescue_worker(), heartbeat() and the two-phase
+// transaction's begin and commit — so a connection whose packets vanish (a
+// black hole: nothing closes it) fails that statement, and the worker
+// reconnects, instead of waiting for ever for a reply. The statement is
+// cancelled and, 5 seconds later, the connection given up
+// (database.cancelHandler).
+const recordTimeout = 10 * time.Second
+
+// bounded is ctx bounded by recordTimeout.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, recordTimeout)
+}
+
 // claim takes a batch.
 func (w *Workers) claim(ctx context.Context, name string) ([]*pginboxtype.Event, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	rows, err := w.Pool.Query(ctx, claimSQL, name, w.BatchSize, w.Lease.String())
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -295,10 +342,12 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 		rest := batch[st.next.Load():]
 		ids, attempts := leases(rest)
 		var kept int
-		err := w.Pool.QueryRow(ctx, `
+		bctx, cancel := bounded(ctx)
+		err := w.Pool.QueryRow(bctx, `
 			SELECT count(*) FILTER (WHERE webhooks.heartbeat(x.id, $3, x.attempt, $4::interval))
 			FROM unnest($1::bigint[], $2::int[]) AS x(id, attempt)`,
 			ids, attempts, name, w.Lease.String()).Scan(&kept)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			log.Warn("heartbeat failed", "error", err)
 		} else if err == nil && kept < len(rest) {
@@ -308,9 +357,10 @@ func (w *Workers) heartbeat(ctx context.Context, log *slog.Logger, name string, 
 	}
 }
 
-// release hands unstarted events back for others to run now.
-func (w *Workers) release(log *slog.Logger, name string, rest []*pginboxtype.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// release hands unstarted events back for others to run now. It returns
+// false when it could not: the events are still this worker's.
+func (w *Workers) release(log *slog.Logger, name string, rest []*pginboxtype.Event) bool {
+	ctx, cancel := bounded(context.Background())
 	defer cancel()
 	ids, attempts := leases(rest)
 	var n int
@@ -318,8 +368,9 @@ func (w *Workers) release(log *slog.Logger, name string, rest []*pginboxtype.Eve
 		SELECT count(*) FILTER (WHERE webhooks.release(x.id, $3, x.attempt))
 		FROM unnest($1::bigint[], $2::int[]) AS x(id, attempt)`, ids, attempts, name).Scan(&n)
 	if err != nil {
-		log.Warn("release failed; the leases will expire and be rescued", "events", len(rest), "error", err)
-		return
+		log.Warn("release failed; the worker takes the events back before its next claim", "events", len(rest), "error", err)
+		return false
 	}
 	w.Metrics.Released.Add(float64(n))
+	return true
 }

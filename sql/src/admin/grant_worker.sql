@@ -1,6 +1,6 @@
 -- +goose StatementBegin
 -- webhooks.grant_worker lets a role process events: claim, complete, fail,
--- heartbeat, release, leased_events and process_batch with its helpers
+-- heartbeat, release, rescue_worker, leased_events and process_batch with its helpers
 -- _order_settle_many and _lock_run (the two-phase lease),
 -- and process_pending with its helpers _lock_pending, _lock_sequences,
 -- _mark_processed and _fail_pending (the row lock as the lease), and reads
@@ -21,6 +21,7 @@ BEGIN
         webhooks.fail(bigint, text, integer, text),
         webhooks.heartbeat(bigint, text, integer, interval),
         webhooks.release(bigint, text, integer),
+        webhooks.rescue_worker(text),
         webhooks.leased_events(text, bigint[], integer[]),
         webhooks.process_batch(regprocedure, text, bigint[], integer[]),
         webhooks._order_settle_many(text[], text[]),
@@ -38,7 +39,7 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks.grant_worker(text) IS
-  'Lets role call claim, complete, fail, heartbeat, release, leased_events and process_batch with '
+  'Lets role call claim, complete, fail, heartbeat, release, rescue_worker, leased_events and process_batch with '
   '_order_settle_many and _lock_run (the two-phase lease), and process_pending with _lock_pending, _lock_sequences, _mark_processed and _fail_pending (the row lock as the '
   'lease), and reads webhooks.ordering; it sees the payloads of what it claims or locks, and nothing else. Run as the owner of schema webhooks.';
 REVOKE EXECUTE ON FUNCTION webhooks.grant_worker(text) FROM PUBLIC;
