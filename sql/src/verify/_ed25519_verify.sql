@@ -11,7 +11,9 @@
 -- Decoding A reduces y modulo p and takes x = 0 whatever its sign bit, as
 -- Go's does. It costs tens of milliseconds per call (numeric, not constant
 -- time: every input is public), so _verify_signature tries the HMAC secrets
--- first and calls it at most 8 times per public key. Never raises.
+-- first, only for a timestamp within tolerance, and calls it at most twice
+-- per public key (_signature_bounds refuses more than 2 v1a entries). Never
+-- raises.
 CREATE OR REPLACE FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea)
 RETURNS boolean
 LANGUAGE plpgsql
