@@ -607,7 +607,14 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
-                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 401', _ingest_signed_at.provider, v_kinds[1]);
+                  DETAIL = pg_catalog.format('provider %s (kind %s)%s; the runner answers 401',
+                      _ingest_signed_at.provider, v_kinds[1],
+                      CASE v_reason  -- the limits of webhooks._signature_bounds
+                          WHEN 'signature header too large' THEN ': the limit is 4096 bytes'
+                          WHEN 'too many signatures' THEN ': the limit is 8 signatures'
+                          WHEN 'too many asymmetric signatures' THEN ': the limit is 2 v1a (Ed25519) signatures'
+                          ELSE ''
+                      END);
     END IF;
 
     SELECT * INTO v_found FROM webhooks._identify(v_kinds[1], v_headers, _ingest_signed_at.body);
@@ -1945,8 +1952,10 @@ DECLARE
     c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
     c_max_bytes CONSTANT integer := 4096;
     c_max_sigs  CONSTANT integer := 8;
+    c_max_v1a   CONSTANT integer := 2;
     v_value     text;
     v_sigs      bigint := 0;
+    v_v1a       bigint := 0;
 BEGIN
     v_value := _signature_bounds.headers -> (CASE _signature_bounds.kind
         WHEN 'sume'             THEN 'x-sume-signature'
@@ -1979,7 +1988,10 @@ BEGIN
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
-        SELECT pg_catalog.count(*) INTO v_sigs
+        -- "v1a," starts exactly the entries whose version (before the first
+        -- comma) is v1a.
+        SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE pg_catalog.starts_with(e, 'v1a,'))
+        INTO v_sigs, v_v1a
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
         WHERE e <> '';
     ELSE
@@ -1988,11 +2000,14 @@ BEGIN
     IF v_sigs > c_max_sigs THEN
         RETURN 'too many signatures';
     END IF;
+    IF v_v1a > c_max_v1a THEN
+        RETURN 'too many asymmetric signatures';
+    END IF;
     RETURN NULL;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes) or too many signatures (over 8). Checked before any HMAC, so one unauthenticated delivery cannot make verification do unbounded work.';
+COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes), too many signatures (over 8) or too many asymmetric signatures (standardwebhooks: over 2 v1a entries). Checked before any HMAC or Ed25519 verification, so one unauthenticated delivery cannot make verification do unbounded work.';
 
 CREATE FUNCTION webhooks._url_origin(url text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -2270,6 +2285,9 @@ BEGIN
             RETURN 'timestamp malformed';
         END IF;
         v_ts := v_ts_raw::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
     END IF;
 
     IF _verify_signature.kind = 'standardwebhooks' THEN
@@ -2288,17 +2306,21 @@ BEGIN
     END IF;
 
     v_msg := pg_catalog.convert_to(v_prefix, 'UTF8') || _verify_signature.body;
-    <<secrets>>
-    FOREACH v_key IN ARRAY v_keys LOOP
-        CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
-        v_mac := webhooks._hmac_sha256(v_key, v_msg);
-        FOREACH v_sig IN ARRAY v_sigs LOOP
-            IF webhooks._equal_ct(v_mac, v_sig) THEN
-                v_match := true;
-                EXIT secrets;
-            END IF;
+    -- A MAC only when there is a signature to compare it with (a header of
+    -- v1a entries alone has none).
+    IF pg_catalog.cardinality(v_sigs) > 0 THEN
+        <<secrets>>
+        FOREACH v_key IN ARRAY v_keys LOOP
+            CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
+            v_mac := webhooks._hmac_sha256(v_key, v_msg);
+            FOREACH v_sig IN ARRAY v_sigs LOOP
+                IF webhooks._equal_ct(v_mac, v_sig) THEN
+                    v_match := true;
+                    EXIT secrets;
+                END IF;
+            END LOOP;
         END LOOP;
-    END LOOP;
+    END IF;
     -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
     IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
         <<pubs>>
@@ -2351,10 +2373,6 @@ BEGIN
         END IF;
     END IF;
 
-    IF v_ts_raw IS NOT NULL
-       AND pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
-        RETURN 'timestamp out of tolerance';
-    END IF;
     RETURN NULL;
 END;
 $_$;
@@ -2944,7 +2962,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea,
                                     pg_catalog.now(), ingest_signed.trace_parent) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures (standardwebhooks: 2 v1a); a timestamp out of tolerance is refused before any signature is checked. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER
