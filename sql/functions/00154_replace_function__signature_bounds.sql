@@ -18,7 +18,7 @@
 --   signatures                  than 2 entries labelled v1a, well-formed or not
 -- Providers send one signature per active secret (two while rotating), so 8
 -- leaves room and a real delivery never comes near either bound. An Ed25519
--- verification in SQL costs tens of milliseconds (_ed25519_verify), so v1a
+-- verification in SQL costs milliseconds (_ed25519_verify), so v1a
 -- gets the tight bound: the Standard Webhooks specification signs with the
 -- current key and, while rotating, the previous one, that is at most two.
 -- GitHub, Shopify, Slack, Linear and Square carry a single signature; only

@@ -60,8 +60,8 @@ type Delivery struct {
 // MaxSignatureHeaderBytes, listing more than MaxSignatures entries, or more
 // than MaxAsymmetricSignatures asymmetric ones (standardwebhooks v1a, Ed25519),
 // is refused before any signature is computed. Providers send one signature
-// per active secret (two while rotating); an Ed25519 verification costs tens
-// of milliseconds in SQL, hence the tight bound on those.
+// per active secret (two while rotating); an Ed25519 verification costs
+// milliseconds in SQL, hence the tight bound on those.
 // webhooks.ingest_signed applies the same bounds.
 const (
 	MaxSignatureHeaderBytes = 4096

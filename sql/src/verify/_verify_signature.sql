@@ -10,9 +10,9 @@
 -- Everything before the mismatch is parsing and comparing: a delivery signed
 -- more than 5 minutes before or after at is refused before any HMAC or
 -- Ed25519 verification, whatever its signatures, so a caller cannot make a
--- stale delivery cost more than that (an Ed25519 verification costs tens of
--- milliseconds here). Linear is the exception: its timestamp is inside the
--- signed body, read only once the one HMAC matched.
+-- stale delivery cost more than that (an Ed25519 verification costs
+-- milliseconds here, far more than an HMAC). Linear is the exception: its
+-- timestamp is inside the signed body, read only once the one HMAC matched.
 -- Kinds (the same rules as the runner's verifier of each kind):
 --   sume              X-Sume-Signature: v1=<hex> entries (comma/space separated)
 --                     over "<X-Sume-Timestamp>.<body>"; 5 minutes either way
