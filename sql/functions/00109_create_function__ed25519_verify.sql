@@ -151,7 +151,10 @@ BEGIN
     -- bit i of S is bit 256 + i of the signature (get_bit numbers from the
     -- least significant bit of the first byte), bit i of k bit i of v_kbytes.
     FOR v_i IN REVERSE 252..0 LOOP
-        -- Q = 2Q (RFC 8032 5.1.4, doubling)
+        v_sbit := pg_catalog.get_bit(_ed25519_verify.sig, 256 + v_i) = 1;
+        v_kbit := pg_catalog.get_bit(v_kbytes, v_i) = 1;
+        -- Q = 2Q (RFC 8032 5.1.4, doubling); T only for an addition next,
+        -- the only step that reads it.
         v_t := v_qx * v_qx;
         v_a := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         v_t := v_qy * v_qy;
@@ -167,13 +170,13 @@ BEGIN
         v_qx := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         v_t := v_g * v_h;
         v_qy := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
-        v_t := v_e * v_h;
-        v_qt := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         v_t := v_f * v_g;
         v_qz := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        IF v_sbit OR v_kbit THEN
+            v_t := v_e * v_h;
+            v_qt := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        END IF;
 
-        v_sbit := pg_catalog.get_bit(_ed25519_verify.sig, 256 + v_i) = 1;
-        v_kbit := pg_catalog.get_bit(v_kbytes, v_i) = 1;
         IF v_sbit AND v_kbit THEN
             v_px := v_cx; v_py := v_cy; v_pz := v_cz; v_pt2d := v_ct2d;
         ELSIF v_sbit THEN
@@ -183,7 +186,9 @@ BEGIN
         ELSE
             CONTINUE;
         END IF;
-        -- Q = Q + P (RFC 8032 5.1.4, addition; P's T comes times 2d)
+        -- Q = Q + P (RFC 8032 5.1.4, addition; P's T comes times 2d). The
+        -- sum's T is not computed: a doubling comes next, which does not
+        -- read it.
         v_t := (v_qy - v_qx + c_2p) * (v_py - v_px + c_2p);
         v_a := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         v_t := (v_qy + v_qx) * (v_py + v_px);
@@ -202,8 +207,6 @@ BEGIN
         v_qy := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         v_t := v_f * v_g;
         v_qz := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
-        v_t := v_e * v_h;
-        v_qt := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
     END LOOP;
 
     -- Encode: y = Y/Z little-endian, the low bit of x = X/Z on top.
