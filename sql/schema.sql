@@ -122,11 +122,20 @@ CREATE FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) RETURN
     AS $$
 DECLARE
     c_p      CONSTANT numeric := 57896044618658097711785492504343953926634992332820282019728792003956564819949;
+    c_2p     CONSTANT numeric := 2 * c_p;
+    -- floor(10^160 / p) / 10^160: at most 1/p, less than 10^-160 below it.
+    c_m      CONSTANT numeric := 0.0000000000000000000000000000000000000000000000000000000000000000000000000000172723371101888892507727037256007991422320007288725627700474069403371836063305224548;
     c_l      CONSTANT numeric := 7237005577332262213973186563042994240857116359379907606001950938285454250989;
     c_d      CONSTANT numeric := 37095705934669439343138083508754565189542113879843219016388785533085940283555;
+    c_d2     CONSTANT numeric := 16295367250680780974490674513165176452449235426866156013048779062215315747161;  -- 2d mod p
     c_sqrtm1 CONSTANT numeric := 19681161376707505956807079304988542015446066515923890162744021073123829784752;
     c_bx     CONSTANT numeric := 15112221349535400772501151409588531511454012693041857206046113283949847762202;
     c_by     CONSTANT numeric := 46316835694926478169428394003475163141307993866256225615783033603165251855960;
+    c_bt2d   CONSTANT numeric := 50237614328228664512531835696112167678046477356841409204013502641986506238568;  -- x y 2d of B, mod p
+    -- The exponents (p - 5) / 8 = 2^252 - 3 and p - 2 = 2^255 - 21 in binary,
+    -- most significant bit first.
+    c_e_sqrt CONSTANT text := pg_catalog.repeat('1', 250) || '01';
+    c_e_inv  CONSTANT text := pg_catalog.repeat('1', 250) || '01011';
     v_s      numeric := 0;
     v_k      numeric := 0;
     v_x      numeric;
@@ -135,16 +144,23 @@ DECLARE
     v_v      numeric;
     v_v3     numeric;
     v_base   numeric;
-    v_exp    numeric;
     v_pow    numeric;
+    v_t      numeric;
     v_sign   integer;
     v_digest bytea;
-    v_sbits  integer[] := '{}';
-    v_kbits  integer[] := '{}';
-    v_b      numeric[];
-    v_nega   numeric[];
+    v_kbytes bytea := pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex');
+    v_sbit   boolean;
+    v_kbit   boolean;
     v_both   numeric[];
-    v_q      numeric[] := ARRAY[0, 1, 1, 0];  -- the neutral element
+    -- -A (Z = 1) and B - A: X, Y, Z and T 2d.
+    v_ax numeric; v_ay numeric; v_at2d numeric;
+    v_cx numeric; v_cy numeric; v_cz numeric; v_ct2d numeric;
+    -- The addend of a step, the running point Q (from the neutral element)
+    -- and the intermediate values of the formulas.
+    v_px numeric; v_py numeric; v_pz numeric; v_pt2d numeric;
+    v_qx numeric := 0; v_qy numeric := 1; v_qz numeric := 1; v_qt numeric := 0;
+    v_a numeric; v_b numeric; v_c numeric; v_d numeric;
+    v_e numeric; v_f numeric; v_g numeric; v_h numeric;
     v_enc    bytea := pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex');
     v_i      integer;
 BEGIN
@@ -172,14 +188,14 @@ BEGIN
     v_v3 := pg_catalog.mod(pg_catalog.mod(v_v * v_v, c_p) * v_v, c_p);
     -- x = u v^3 (u v^7)^((p-5)/8)
     v_base := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * pg_catalog.mod(v_v3 * v_v, c_p), c_p);
-    v_exp := pg_catalog.div(c_p - 5, 8);
-    v_pow := 1;
-    WHILE v_exp > 0 LOOP
-        IF pg_catalog.mod(v_exp, 2) = 1 THEN
-            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+    v_pow := v_base;
+    FOR v_i IN 2..pg_catalog.length(c_e_sqrt) LOOP
+        v_t := v_pow * v_pow;
+        v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        IF pg_catalog.substr(c_e_sqrt, v_i, 1) = '1' THEN
+            v_t := v_pow * v_base;
+            v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         END IF;
-        v_base := pg_catalog.mod(v_base * v_base, c_p);
-        v_exp := pg_catalog.div(v_exp, 2);
     END LOOP;
     v_x := pg_catalog.mod(pg_catalog.mod(v_u * v_v3, c_p) * v_pow, c_p);
     v_base := pg_catalog.mod(pg_catalog.mod(v_x * v_x, c_p) * v_v, c_p);
@@ -194,10 +210,16 @@ BEGIN
         v_x := pg_catalog.mod(c_p - v_x, c_p);
     END IF;
     -- -A = (-x, y)
-    v_x := pg_catalog.mod(c_p - v_x, c_p);
-    v_nega := ARRAY[v_x, v_y, 1, pg_catalog.mod(v_x * v_y, c_p)];
-    v_b := ARRAY[c_bx, c_by, 1, pg_catalog.mod(c_bx * c_by, c_p)];
-    v_both := webhooks._ed25519_add(v_b, v_nega);
+    v_ax := pg_catalog.mod(c_p - v_x, c_p);
+    v_ay := v_y;
+    v_at2d := pg_catalog.mod(pg_catalog.mod(v_ax * v_ay, c_p) * c_d2, c_p);
+    -- B - A, once.
+    v_both := webhooks._ed25519_add(ARRAY[c_bx, c_by, 1, pg_catalog.mod(c_bx * c_by, c_p)],
+                                    ARRAY[v_ax, v_ay, 1, pg_catalog.mod(v_ax * v_ay, c_p)]);
+    v_cx := v_both[1];
+    v_cy := v_both[2];
+    v_cz := v_both[3];
+    v_ct2d := pg_catalog.mod(v_both[4] * c_d2, c_p);
 
     -- k = SHA-512(R || A || msg) mod L, little-endian.
     v_digest := pg_catalog.sha512(pg_catalog.substr(_ed25519_verify.sig, 1, 32) || _ed25519_verify.pub || _ed25519_verify.msg);
@@ -205,38 +227,85 @@ BEGIN
         v_k := v_k * 256 + pg_catalog.get_byte(v_digest, v_i);
     END LOOP;
     v_k := pg_catalog.mod(v_k, c_l);
-
-    -- [S]B + [k](-A), both scalars below 2^253, bits from the top (Shamir).
-    FOR v_i IN 1..253 LOOP
-        v_sbits := v_sbits || pg_catalog.mod(v_s, 2)::integer;
-        v_kbits := v_kbits || pg_catalog.mod(v_k, 2)::integer;
-        v_s := pg_catalog.div(v_s, 2);
-        v_k := pg_catalog.div(v_k, 2);
+    FOR v_i IN 0..31 LOOP
+        v_kbytes := pg_catalog.set_byte(v_kbytes, v_i, pg_catalog.mod(v_k, 256)::integer);
+        v_k := pg_catalog.div(v_k, 256);
     END LOOP;
-    FOR v_i IN REVERSE 253..1 LOOP
-        v_q := webhooks._ed25519_add(v_q, v_q);
-        IF v_sbits[v_i] = 1 AND v_kbits[v_i] = 1 THEN
-            v_q := webhooks._ed25519_add(v_q, v_both);
-        ELSIF v_sbits[v_i] = 1 THEN
-            v_q := webhooks._ed25519_add(v_q, v_b);
-        ELSIF v_kbits[v_i] = 1 THEN
-            v_q := webhooks._ed25519_add(v_q, v_nega);
+
+    -- [S]B + [k](-A), both scalars below 2^253, bits from the top (Shamir);
+    -- bit i of S is bit 256 + i of the signature (get_bit numbers from the
+    -- least significant bit of the first byte), bit i of k bit i of v_kbytes.
+    FOR v_i IN REVERSE 252..0 LOOP
+        v_sbit := pg_catalog.get_bit(_ed25519_verify.sig, 256 + v_i) = 1;
+        v_kbit := pg_catalog.get_bit(v_kbytes, v_i) = 1;
+        -- Q = 2Q (RFC 8032 5.1.4, doubling); T only for an addition next,
+        -- the only step that reads it.
+        v_t := v_qx * v_qx;
+        v_a := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_qy * v_qy;
+        v_b := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_qz * v_qz;
+        v_c := 2 * (v_t - pg_catalog.trunc(v_t * c_m) * c_p);
+        v_h := v_a + v_b;
+        v_t := (v_qx + v_qy) * (v_qx + v_qy);
+        v_e := v_h - (v_t - pg_catalog.trunc(v_t * c_m) * c_p) + c_2p;
+        v_g := v_a - v_b + c_2p;
+        v_f := v_c + v_g;
+        v_t := v_e * v_f;
+        v_qx := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_g * v_h;
+        v_qy := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_f * v_g;
+        v_qz := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        IF v_sbit OR v_kbit THEN
+            v_t := v_e * v_h;
+            v_qt := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         END IF;
+
+        IF v_sbit AND v_kbit THEN
+            v_px := v_cx; v_py := v_cy; v_pz := v_cz; v_pt2d := v_ct2d;
+        ELSIF v_sbit THEN
+            v_px := c_bx; v_py := c_by; v_pz := 1; v_pt2d := c_bt2d;
+        ELSIF v_kbit THEN
+            v_px := v_ax; v_py := v_ay; v_pz := 1; v_pt2d := v_at2d;
+        ELSE
+            CONTINUE;
+        END IF;
+        -- Q = Q + P (RFC 8032 5.1.4, addition; P's T comes times 2d). The
+        -- sum's T is not computed: a doubling comes next, which does not
+        -- read it.
+        v_t := (v_qy - v_qx + c_2p) * (v_py - v_px + c_2p);
+        v_a := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := (v_qy + v_qx) * (v_py + v_px);
+        v_b := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_qt * v_pt2d;
+        v_c := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := 2 * v_qz * v_pz;
+        v_d := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_e := v_b - v_a + c_2p;
+        v_f := v_d - v_c + c_2p;
+        v_g := v_d + v_c;
+        v_h := v_b + v_a;
+        v_t := v_e * v_f;
+        v_qx := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_g * v_h;
+        v_qy := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        v_t := v_f * v_g;
+        v_qz := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
     END LOOP;
 
     -- Encode: y = Y/Z little-endian, the low bit of x = X/Z on top.
-    v_base := v_q[3];
-    v_exp := c_p - 2;
-    v_pow := 1;
-    WHILE v_exp > 0 LOOP
-        IF pg_catalog.mod(v_exp, 2) = 1 THEN
-            v_pow := pg_catalog.mod(v_pow * v_base, c_p);
+    v_pow := v_qz;
+    FOR v_i IN 2..pg_catalog.length(c_e_inv) LOOP
+        v_t := v_pow * v_pow;
+        v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        IF pg_catalog.substr(c_e_inv, v_i, 1) = '1' THEN
+            v_t := v_pow * v_qz;
+            v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         END IF;
-        v_base := pg_catalog.mod(v_base * v_base, c_p);
-        v_exp := pg_catalog.div(v_exp, 2);
     END LOOP;
-    v_x := pg_catalog.mod(v_q[1] * v_pow, c_p);
-    v_y := pg_catalog.mod(v_q[2] * v_pow, c_p);
+    v_x := pg_catalog.mod(v_qx * v_pow, c_p);
+    v_y := pg_catalog.mod(v_qy * v_pow, c_p);
     FOR v_i IN 0..31 LOOP
         v_enc := pg_catalog.set_byte(v_enc, v_i, pg_catalog.mod(v_y, 256)::integer);
         v_y := pg_catalog.div(v_y, 256);
@@ -246,7 +315,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) IS 'Private (_verify_signature): true when sig is a valid Ed25519 signature (RFC 8032) of msg under the 32-byte public key pub, as Go''s crypto/ed25519.Verify decides; numeric arithmetic and the built-in sha512(), no pgcrypto. Tens of milliseconds per call. Never raises.';
+COMMENT ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea) IS 'Private (_verify_signature): true when sig is a valid Ed25519 signature (RFC 8032) of msg under the 32-byte public key pub, as Go''s crypto/ed25519.Verify decides; numeric arithmetic and the built-in sha512(), no pgcrypto. Milliseconds per call. Never raises.';
 
 CREATE FUNCTION webhooks._equal_ct(a bytea, b bytea) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -636,7 +705,14 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
-                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 401', _ingest_signed_at.provider, v_kinds[1]);
+                  DETAIL = pg_catalog.format('provider %s (kind %s)%s; the runner answers 401',
+                      _ingest_signed_at.provider, v_kinds[1],
+                      CASE v_reason  -- the limits of webhooks._signature_bounds
+                          WHEN 'signature header too large' THEN ': the limit is 4096 bytes'
+                          WHEN 'too many signatures' THEN ': the limit is 8 signatures'
+                          WHEN 'too many asymmetric signatures' THEN ': the limit is 2 v1a (Ed25519) signatures'
+                          ELSE ''
+                      END);
     END IF;
 
     SELECT * INTO v_found FROM webhooks._identify(v_kinds[1], v_headers, _ingest_signed_at.body);
@@ -2033,8 +2109,10 @@ DECLARE
     c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
     c_max_bytes CONSTANT integer := 4096;
     c_max_sigs  CONSTANT integer := 8;
+    c_max_v1a   CONSTANT integer := 2;
     v_value     text;
     v_sigs      bigint := 0;
+    v_v1a       bigint := 0;
 BEGIN
     v_value := _signature_bounds.headers -> (CASE _signature_bounds.kind
         WHEN 'sume'             THEN 'x-sume-signature'
@@ -2067,7 +2145,10 @@ BEGIN
         FROM pg_catalog.unnest(pg_catalog.string_to_array(v_value, ';')) AS e
         WHERE pg_catalog.regexp_replace(e, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g') !~ '^(ts=.*)?$';
     WHEN 'standardwebhooks' THEN
-        SELECT pg_catalog.count(*) INTO v_sigs
+        -- "v1a," starts exactly the entries whose version (before the first
+        -- comma) is v1a.
+        SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE pg_catalog.starts_with(e, 'v1a,'))
+        INTO v_sigs, v_v1a
         FROM pg_catalog.regexp_split_to_table(v_value, '[' || c_ws || ']+') AS e
         WHERE e <> '';
     ELSE
@@ -2076,11 +2157,14 @@ BEGIN
     IF v_sigs > c_max_sigs THEN
         RETURN 'too many signatures';
     END IF;
+    IF v_v1a > c_max_v1a THEN
+        RETURN 'too many asymmetric signatures';
+    END IF;
     RETURN NULL;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes) or too many signatures (over 8). Checked before any HMAC, so one unauthenticated delivery cannot make verification do unbounded work.';
+COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes), too many signatures (over 8) or too many asymmetric signatures (standardwebhooks: over 2 v1a entries). Checked before any HMAC or Ed25519 verification, so one unauthenticated delivery cannot make verification do unbounded work.';
 
 CREATE FUNCTION webhooks._url_origin(url text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -2358,6 +2442,9 @@ BEGIN
             RETURN 'timestamp malformed';
         END IF;
         v_ts := v_ts_raw::bigint;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
     END IF;
 
     IF _verify_signature.kind = 'standardwebhooks' THEN
@@ -2376,17 +2463,21 @@ BEGIN
     END IF;
 
     v_msg := pg_catalog.convert_to(v_prefix, 'UTF8') || _verify_signature.body;
-    <<secrets>>
-    FOREACH v_key IN ARRAY v_keys LOOP
-        CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
-        v_mac := webhooks._hmac_sha256(v_key, v_msg);
-        FOREACH v_sig IN ARRAY v_sigs LOOP
-            IF webhooks._equal_ct(v_mac, v_sig) THEN
-                v_match := true;
-                EXIT secrets;
-            END IF;
+    -- A MAC only when there is a signature to compare it with (a header of
+    -- v1a entries alone has none).
+    IF pg_catalog.cardinality(v_sigs) > 0 THEN
+        <<secrets>>
+        FOREACH v_key IN ARRAY v_keys LOOP
+            CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
+            v_mac := webhooks._hmac_sha256(v_key, v_msg);
+            FOREACH v_sig IN ARRAY v_sigs LOOP
+                IF webhooks._equal_ct(v_mac, v_sig) THEN
+                    v_match := true;
+                    EXIT secrets;
+                END IF;
+            END LOOP;
         END LOOP;
-    END LOOP;
+    END IF;
     -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
     IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
         <<pubs>>
@@ -2439,10 +2530,6 @@ BEGIN
         END IF;
     END IF;
 
-    IF v_ts_raw IS NOT NULL
-       AND pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
-        RETURN 'timestamp out of tolerance';
-    END IF;
     RETURN NULL;
 END;
 $_$;
@@ -3037,7 +3124,7 @@ CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea,
                                     pg_catalog.now(), ingest_signed.trace_parent) AS i
 $$;
 
-COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
+COMMENT ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text) IS 'Verifies a raw webhook delivery inside Postgres and stores it: the provider''s signature over the exact body bytes with its secrets from webhooks.provider_secrets (rotation: any secret), timestamps against now(), key and event type by the runner''s rules for its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square - square signs the notification URL stored by set_provider), then webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 signatures (standardwebhooks: 2 v1a); a timestamp out of tolerance is refused before any signature is checked. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises ''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. SECURITY DEFINER: grant it with webhooks.grant_ingest_signed(role); the role cannot read the secrets. trace_parent (default NULL): the caller''s W3C traceparent, stored with a new event (malformed: NULL).';
 
 CREATE FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text DEFAULT 'webhook'::text, notify boolean DEFAULT false, body_sha256 bytea DEFAULT NULL::bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE plpgsql SECURITY DEFINER

@@ -328,6 +328,7 @@ func TestSignatureVectorsCoverage(t *testing.T) {
 	for _, r := range []string{
 		verify.ReasonSignatureMissing, verify.ReasonSignatureMalformed, verify.ReasonSignatureMismatch,
 		verify.ReasonTimestampMissing, verify.ReasonTimestampMalformed, verify.ReasonTimestampOutOfTolerance,
+		verify.ReasonSignatureHeaderTooLarge, verify.ReasonTooManySignatures, verify.ReasonTooManyAsymmetricSignatures,
 		verify.ReasonBodyNotJSON, verify.ReasonBodyTooDeep, verify.ReasonKeyMissing, verify.ReasonKeyInvalid, verify.ReasonEventIDMismatch,
 		verify.ReasonEventTypeMissing, verify.ReasonEventTypeInvalid,
 	} {

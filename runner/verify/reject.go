@@ -30,8 +30,13 @@ const (
 	// ReasonTooManySignatures ("too many signatures") means the signature header lists more than
 	// MaxSignatures signatures: refused before any HMAC is computed.
 	ReasonTooManySignatures = sig.ReasonTooManySignatures
-	// ReasonTimestampOutOfTolerance ("timestamp out of tolerance") means a correctly signed timestamp is more than
-	// five minutes before or after now.
+	// ReasonTooManyAsymmetricSignatures ("too many asymmetric signatures") means the signature
+	// header lists more than MaxAsymmetricSignatures asymmetric signatures (standardwebhooks v1a):
+	// refused before any signature is verified.
+	ReasonTooManyAsymmetricSignatures = sig.ReasonTooManyAsymmetricSignatures
+	// ReasonTimestampOutOfTolerance ("timestamp out of tolerance") means the signed timestamp is more than
+	// five minutes before or after now: refused before any signature is computed, so the signatures
+	// may be anything.
 	ReasonTimestampOutOfTolerance = sig.ReasonTimestampOutOfTolerance
 )
 

@@ -17,8 +17,9 @@ import (
 //   - Verify(h, body, now) checks the signature over the exact raw body
 //     bytes with any of the configured secrets (rotation: valid if any
 //     secret verifies). now is used for the timestamp tolerance (5 minutes
-//     both ways) where the scheme signs a timestamp. Signatures are compared
-//     in constant time. Every error is a *RejectError with Status 401.
+//     both ways) where the scheme signs a timestamp in a header, checked
+//     before any signature is computed. Signatures are compared in constant
+//     time. Every error is a *RejectError with Status 401.
 //   - Identify(h, body) parses the (already verified) body and headers and
 //     returns the idempotency key and the event type. Every error is a
 //     *RejectError with Status 400.
@@ -33,15 +34,19 @@ type Provider = sig.Provider
 // webhooks.ingest_webhook).
 type Delivery = sig.Delivery
 
-// MaxSignatureHeaderBytes and MaxSignatures bound the work one
-// unauthenticated delivery can cause: every signature is compared with the
-// MAC of every secret. A signature header (its first value) over
-// MaxSignatureHeaderBytes, or listing more than MaxSignatures entries, is
-// refused before any MAC is computed. Providers send one signature per active
-// secret (two while rotating). webhooks.ingest_signed applies the same bounds.
+// MaxSignatureHeaderBytes, MaxSignatures and MaxAsymmetricSignatures bound
+// the work one unauthenticated delivery can cause: every signature is
+// compared with the MAC of every secret, every asymmetric one verified with
+// every public key. A signature header (its first value) over
+// MaxSignatureHeaderBytes, listing more than MaxSignatures entries, or more
+// than MaxAsymmetricSignatures asymmetric ones (standardwebhooks v1a, Ed25519),
+// is refused before any signature is computed; so is a timestamp more than 5
+// minutes from now. Providers send one signature per active secret (two while
+// rotating). webhooks.ingest_signed applies the same bounds.
 const (
 	MaxSignatureHeaderBytes = sig.MaxSignatureHeaderBytes
 	MaxSignatures           = sig.MaxSignatures
+	MaxAsymmetricSignatures = sig.MaxAsymmetricSignatures
 )
 
 // MinSecretBytes is the shortest secret New accepts, in bytes (for

@@ -17,7 +17,8 @@
 -- message is exactly 'pginbox: <reason>', the reason strings of the runner:
 --   28000 invalid_authorization_specification (the runner's 401):
 --         signature missing|malformed|mismatch, timestamp missing|malformed|out of
---         tolerance, signature header too large, too many signatures
+--         tolerance, signature header too large, too many signatures, too many
+--         asymmetric signatures
 --   22023 invalid_parameter_value (the runner's 400):
 --         body not json, body nested too deep, idempotency key missing|invalid,
 --         event id mismatch, event type missing|invalid, headers too large
@@ -26,9 +27,14 @@
 -- the argument instead: NULL provider/headers/body 22004; headers that are not
 -- an object of strings, an infinite at 22023; a database that is not UTF8 0A000.
 --
--- Bounds, checked before any HMAC: the headers object at most 65536 bytes,
--- the kind's signature header at most 4096 bytes and 8 signatures
--- (webhooks._signature_bounds).
+-- What one unauthenticated call can cost is bounded, cheapest check first:
+-- the headers object at most 65536 bytes; the kind's signature header at most
+-- 4096 bytes, 8 signatures and, for standardwebhooks, 2 v1a (Ed25519) entries
+-- (webhooks._signature_bounds, whose refusals name the limit in DETAIL); then
+-- the signature header and the timestamp are parsed, and a timestamp more
+-- than 5 minutes from at is refused before any HMAC or Ed25519 verification
+-- (webhooks._verify_signature). A delivery within tolerance costs one HMAC
+-- per secret and at most 2 Ed25519 verifications per whpk_ key.
 --
 -- Kind square signs its notification URL with the body: the URL is the one
 -- set_provider stored with the provider's secrets.
@@ -117,7 +123,14 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RAISE EXCEPTION 'pginbox: %', v_reason
             USING ERRCODE = 'invalid_authorization_specification',
-                  DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 401', _ingest_signed_at.provider, v_kinds[1]);
+                  DETAIL = pg_catalog.format('provider %s (kind %s)%s; the runner answers 401',
+                      _ingest_signed_at.provider, v_kinds[1],
+                      CASE v_reason  -- the limits of webhooks._signature_bounds
+                          WHEN 'signature header too large' THEN ': the limit is 4096 bytes'
+                          WHEN 'too many signatures' THEN ': the limit is 8 signatures'
+                          WHEN 'too many asymmetric signatures' THEN ': the limit is 2 v1a (Ed25519) signatures'
+                          ELSE ''
+                      END);
     END IF;
 
     SELECT * INTO v_found FROM webhooks._identify(v_kinds[1], v_headers, _ingest_signed_at.body);

@@ -45,7 +45,7 @@ COMMENT ON FUNCTION webhooks.ingest_signed(text, jsonb, bytea, text) IS
   'webhooks.ingest_webhook() (keys from unsigned headers - github, shopify, linear, sume by X-Sume-Event-Id - with the '
   'body''s SHA-256: a signed body already stored under another key is a duplicate). headers: JSON object of header '
   'name (any case) to string or array of strings, at most 64 KiB; the signature header at most 4 KiB and 8 '
-  'signatures. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing '
+  'signatures (standardwebhooks: 2 v1a); a timestamp out of tolerance is refused before any signature is checked. Returns (event_id, outcome) like ingest_webhook; a signed slack url_verification stores nothing '
   'and returns (NULL, ''challenge''): answer 200 {"challenge": <its challenge>}. A refused delivery writes nothing and raises '
   '''pginbox: <reason>'' with SQLSTATE 28000 (the runner''s 401: signature/timestamp), 22023 (400: body, key, '
   'event id or type, headers too large) or 42704 (404: unknown provider). No pgcrypto or other extension. '

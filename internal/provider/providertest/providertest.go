@@ -100,6 +100,7 @@ var (
 		verify.ReasonSignatureMissing: true, verify.ReasonSignatureMalformed: true, verify.ReasonSignatureMismatch: true,
 		verify.ReasonTimestampMissing: true, verify.ReasonTimestampMalformed: true, verify.ReasonTimestampOutOfTolerance: true,
 		verify.ReasonSignatureHeaderTooLarge: true, verify.ReasonTooManySignatures: true,
+		verify.ReasonTooManyAsymmetricSignatures: true,
 	}
 	IdentifyReasons = map[string]bool{
 		verify.ReasonBodyNotJSON: true, verify.ReasonBodyTooDeep: true, verify.ReasonKeyMissing: true, verify.ReasonKeyInvalid: true,

@@ -41,8 +41,13 @@ const (
 	// ReasonTooManySignatures means the signature header lists more than
 	// MaxSignatures signatures: refused before any HMAC is computed.
 	ReasonTooManySignatures = "too many signatures"
-	// ReasonTimestampOutOfTolerance means a correctly signed timestamp is more than
-	// five minutes before or after now.
+	// ReasonTooManyAsymmetricSignatures means the signature header lists
+	// more than MaxAsymmetricSignatures asymmetric signatures (standardwebhooks
+	// v1a): refused before any signature is verified.
+	ReasonTooManyAsymmetricSignatures = "too many asymmetric signatures"
+	// ReasonTimestampOutOfTolerance means the signed timestamp is more than
+	// five minutes before or after now: refused before any signature is
+	// computed, so the signatures may be anything.
 	ReasonTimestampOutOfTolerance = "timestamp out of tolerance"
 )
 

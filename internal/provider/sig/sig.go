@@ -17,8 +17,9 @@ type Provider interface {
 	// Verify checks the signature over the exact raw body bytes with any of
 	// the configured secrets (rotation: valid if any secret verifies). now is
 	// used for the timestamp tolerance (5 minutes both ways) where the scheme
-	// signs a timestamp. Signatures are compared in constant time. Every error
-	// is a *RejectError with Status 401.
+	// signs a timestamp in a header, checked before any signature is
+	// computed. Signatures are compared in constant time. Every error is a
+	// *RejectError with Status 401.
 	Verify(h http.Header, body []byte, now time.Time) error
 	// Identify parses the (already verified) body and headers and returns the
 	// idempotency key and the event type. Every error is a *RejectError with
@@ -52,15 +53,20 @@ type Delivery struct {
 	Handshake json.RawMessage
 }
 
-// MaxSignatureHeaderBytes and MaxSignatures bound the work one
-// unauthenticated delivery can cause: every signature is compared with the
-// MAC of every secret. A signature header (its first value) over
-// MaxSignatureHeaderBytes, or listing more than MaxSignatures entries, is
-// refused before any MAC is computed. Providers send one signature per active
-// secret (two while rotating). webhooks.ingest_signed applies the same bounds.
+// MaxSignatureHeaderBytes, MaxSignatures and MaxAsymmetricSignatures bound
+// the work one unauthenticated delivery can cause: every signature is
+// compared with the MAC of every secret, every asymmetric one verified with
+// every public key. A signature header (its first value) over
+// MaxSignatureHeaderBytes, listing more than MaxSignatures entries, or more
+// than MaxAsymmetricSignatures asymmetric ones (standardwebhooks v1a, Ed25519),
+// is refused before any signature is computed. Providers send one signature
+// per active secret (two while rotating); an Ed25519 verification costs
+// milliseconds in SQL, hence the tight bound on those.
+// webhooks.ingest_signed applies the same bounds.
 const (
 	MaxSignatureHeaderBytes = 4096
 	MaxSignatures           = 8
+	MaxAsymmetricSignatures = 2
 )
 
 // CheckBounds refuses a signature header over MaxSignatureHeaderBytes or with
@@ -100,8 +106,12 @@ func RawKeys(secrets []string) Keys {
 }
 
 // Match reports whether any of sigs is the HMAC-SHA256, under any of the keys,
-// of prefix followed by body. Each comparison is constant time.
+// of prefix followed by body. Each comparison is constant time. No MAC is
+// computed when sigs is empty.
 func (k Keys) Match(sigs [][]byte, prefix string, body []byte) bool {
+	if len(sigs) == 0 {
+		return false
+	}
 	var buf [sha256.Size]byte
 	for _, key := range k {
 		m := hmac.New(sha256.New, key)
@@ -140,6 +150,8 @@ func ParseTimestamp(s string) (int64, error) {
 }
 
 // CheckTolerance rejects a timestamp more than tolerance before or after now.
+// Verifiers call it before computing any signature, so a stale or future
+// delivery costs a comparison, whatever it carries.
 func CheckTolerance(ts int64, now time.Time) error {
 	d := now.Unix() - ts
 	if d < 0 {

@@ -105,7 +105,11 @@ func (p *verifier) Kind() string { return "standardwebhooks" }
 
 // Verify checks webhook-signature over "<webhook-id>.<webhook-timestamp>.<body>".
 // A missing webhook-id is signed as empty; Identify then refuses the delivery
-// for its missing idempotency key.
+// for its missing idempotency key. What a forged delivery costs is bounded:
+// the header's bounds (sig.CheckBounds, at most sig.MaxAsymmetricSignatures
+// v1a entries) and the timestamp are checked before any signature, then one
+// MAC per whsec_ secret when there are v1 entries, and at most
+// sig.MaxAsymmetricSignatures Ed25519 verifications per whpk_ key.
 func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 	sigs, asym, err := parseStandardSignatures(h.Get("webhook-signature"))
 	if err != nil {
@@ -116,11 +120,16 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// The timestamp first: a stale delivery costs no MAC and no Ed25519
+	// verification.
+	if err := sig.CheckTolerance(ts, now); err != nil {
+		return err
+	}
 	prefix := h.Get("webhook-id") + "." + rawTS + "."
 	if !p.keys.Match(sigs, prefix, body) && !p.matchAsymmetric(asym, prefix, body) {
 		return sig.Unauthorized(sig.ReasonSignatureMismatch)
 	}
-	return sig.CheckTolerance(ts, now)
+	return nil
 }
 
 // matchAsymmetric reports whether any of the v1a signatures verifies
@@ -143,7 +152,9 @@ func (p *verifier) matchAsymmetric(asym [][]byte, prefix string, body []byte) bo
 
 // parseStandardSignatures returns the well-formed v1 signatures (32-byte
 // MACs) and v1a signatures (64-byte Ed25519 signatures), in padded base64,
-// of a space-separated webhook-signature list.
+// of a space-separated webhook-signature list. Beyond sig.CheckBounds, a
+// list with more than sig.MaxAsymmetricSignatures entries labelled v1a,
+// well-formed or not, is refused.
 func parseStandardSignatures(header string) (sigs, asym [][]byte, err error) {
 	if len(header) > sig.MaxSignatureHeaderBytes {
 		return nil, nil, sig.Unauthorized(sig.ReasonSignatureHeaderTooLarge)
@@ -151,6 +162,15 @@ func parseStandardSignatures(header string) (sigs, asym [][]byte, err error) {
 	entries := strings.Fields(header)
 	if err := sig.CheckBounds(header, len(entries)); err != nil {
 		return nil, nil, err
+	}
+	v1a := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e, "v1a,") {
+			v1a++
+		}
+	}
+	if v1a > sig.MaxAsymmetricSignatures {
+		return nil, nil, sig.Unauthorized(sig.ReasonTooManyAsymmetricSignatures)
 	}
 	if len(entries) == 0 {
 		return nil, nil, sig.Unauthorized(sig.ReasonSignatureMissing)

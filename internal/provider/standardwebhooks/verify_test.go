@@ -123,7 +123,7 @@ func TestStandardWebhooksIdentify(t *testing.T) {
 }
 
 func FuzzParseStandardSignatures(f *testing.F) {
-	for _, s := range []string{"", "v1a," + strings.Repeat("A", 86) + "==", "v1a," + strings.Repeat("A", 86), "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1a,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1,", "v1,,", ",", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "v2,x v1,y"} {
+	for _, s := range []string{"", "v1a," + strings.Repeat("A", 86) + "==", strings.Repeat("v1a,"+strings.Repeat("A", 86)+"== ", 3), "v1a," + strings.Repeat("A", 86), "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1a,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "v1,", "v1,,", ",", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "v2,x v1,y"} {
 		f.Add(s, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330")
 	}
 	f.Fuzz(func(t *testing.T, header, id, ts string) {
@@ -134,6 +134,9 @@ func FuzzParseStandardSignatures(f *testing.F) {
 				checkSigs(t, sigs)
 			} else if len(asym) == 0 {
 				t.Fatal("accepted a header with no signature")
+			}
+			if len(asym) > verify.MaxAsymmetricSignatures {
+				t.Fatalf("accepted %d v1a signatures, more than %d", len(asym), verify.MaxAsymmetricSignatures)
 			}
 			for _, s := range asym {
 				if len(s) != 64 {

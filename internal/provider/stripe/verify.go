@@ -41,10 +41,14 @@ func (p *verifier) Verify(h http.Header, body []byte, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// The timestamp first: a stale delivery costs no MAC.
+	if err := sig.CheckTolerance(ts, now); err != nil {
+		return err
+	}
 	if !p.keys.Match(sigs, rawTS+".", body) {
 		return sig.Unauthorized(sig.ReasonSignatureMismatch)
 	}
-	return sig.CheckTolerance(ts, now)
+	return nil
 }
 
 // parseStripeSignature returns the raw t value and the well-formed v1

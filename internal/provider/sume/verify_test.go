@@ -56,7 +56,7 @@ func TestSumeVerify(t *testing.T) {
 		{"just within tolerance (-5 min)", []string{secret}, sumeHeaders(secret, ts-300, body), body, 0, ""},
 		{"just within tolerance (+5 min)", []string{secret}, sumeHeaders(secret, ts+300, body), body, 0, ""},
 		{"just out of tolerance (-5 min 1 s)", []string{secret}, sumeHeaders(secret, ts-301, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"stale and wrong secret", []string{secret}, sumeHeaders("nope", ts-3600, body), body, 401, verify.ReasonSignatureMismatch},
+		{"stale and wrong secret: the timestamp is checked first", []string{secret}, sumeHeaders("nope", ts-3600, body), body, 401, verify.ReasonTimestampOutOfTolerance},
 		{"several entries, comma separated", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+strings.Repeat("00", 32)+","+good), body, 0, ""},
 		{"several entries, space separated", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", good+" v1="+strings.Repeat("ab", 32)), body, 0, ""},
 		{"unknown schemes and a bad v1 ignored", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v2=abc, v1=zz, t=1 ,"+good), body, 0, ""},

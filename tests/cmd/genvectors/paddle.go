@@ -50,6 +50,7 @@ func paddleVectors() []vector {
 		v("timestamp changed after signing", one, raw("ts="+ts(t0-1)+";h1="+h1), body, unauthorized("signature mismatch")),
 		v("stale timestamp (-6 min)", one, sign(secret, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("future timestamp (+6 min)", one, sign(secret, t0+360, body), body, unauthorized("timestamp out of tolerance")),
+		v("stale and wrong secret: the timestamp is checked first", one, sign(wrong, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("within tolerance (-5 min)", one, sign(secret, t0-300, body), body, valid),
 		v("within tolerance (+5 min)", one, sign(secret, t0+300, body), body, valid),
 		v("bounds: 8 signatures and ts, the last valid", one, raw("ts="+tS+";"+strings.Repeat("h1="+zeros+";", 7)+"h1="+h1), body, valid),

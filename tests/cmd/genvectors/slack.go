@@ -46,6 +46,7 @@ func slackVectors() []vector {
 		v("timestamp malformed", one, with(good, "X-Slack-Request-Timestamp", "now"), body, unauthorized("timestamp malformed")),
 		v("stale timestamp (-6 min)", one, sign(secret, body, t0-360), body, unauthorized("timestamp out of tolerance")),
 		v("future timestamp (+6 min)", one, sign(secret, body, t0+360), body, unauthorized("timestamp out of tolerance")),
+		v("stale and wrong secret: the timestamp is checked first", one, sign(wrong, body, t0-360), body, unauthorized("timestamp out of tolerance")),
 		v("within tolerance (-5 min)", one, sign(secret, body, t0-300), body, valid),
 		v("unsigned url_verification", one, hdr(), challenge, unauthorized("signature missing")),
 		v("url_verification with a wrong signature", one, sign(wrong, challenge, t0), challenge, unauthorized("signature mismatch")),

@@ -62,6 +62,7 @@ func standardWebhooksVectors() []vector {
 		v("malformed timestamp", one, with(good, "webhook-timestamp", "1.7e9"), body, unauthorized("timestamp malformed")),
 		v("stale timestamp (-6 min)", one, sign(secret, id, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("future timestamp (+6 min)", one, sign(secret, id, t0+360, body), body, unauthorized("timestamp out of tolerance")),
+		v("stale and wrong secret: the timestamp is checked first", []string{oldSecret}, sign(secret, id, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("within tolerance (-5 min)", one, sign(secret, id, t0-300, body), body, valid),
 		v("within tolerance (+5 min)", one, sign(secret, id, t0+300, body), body, valid),
 		v("webhook-id missing, signed as empty", one, with(sign(secret, "", t0, body), "webhook-id", nil), body, badRequest("idempotency key missing")),

@@ -41,6 +41,8 @@ func standardWebhooksV1aVectors() []vector {
 	good := sign(priv, id, t0, body)
 	sig := good["webhook-signature"].(string)
 	v1 := "v1," + macBase64(whsecKey, id+"."+ts(t0)+"."+body)
+	other2 := v1a(rawSig(other, id, t0, body)) // well-formed, by a key not configured
+	zeroV1 := "v1," + base64.StdEncoding.EncodeToString(make([]byte, 32))
 	// S + L: the same signature with a scalar that is not reduced, which
 	// RFC 8032 (and Go) refuse.
 	sPlusL := func(s []byte) []byte {
@@ -91,6 +93,25 @@ func standardWebhooksV1aVectors() []vector {
 		v("malformed: v1a under the v1 label", one, with(good, "webhook-signature", "v1,"+sig[4:]), body, unauthorized("signature malformed")),
 		v("stale timestamp (-6 min)", one, sign(priv, id, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("future timestamp (+6 min)", one, sign(priv, id, t0+360, body), body, unauthorized("timestamp out of tolerance")),
+		// The timestamp is checked before any signature: a stale delivery
+		// signed by other keys is refused for its timestamp.
+		v("stale, signed by another key", one, sign(other, id, t0-360, body), body, unauthorized("timestamp out of tolerance")),
+		v("stale, two entries signed by another key", one, with(with(good, "webhook-signature", other2+" "+v1a(rawSig(other, id, t0-360, body))),
+			"webhook-timestamp", ts(t0-360)), body, unauthorized("timestamp out of tolerance")),
+		// At most 2 v1a entries (the current key and, while rotating, the
+		// previous one): a third is refused before any verification, even a
+		// valid one, and malformed entries labelled v1a count.
+		v("two entries, the second valid", one, with(good, "webhook-signature", other2+" "+sig), body, valid),
+		v("two entries and six v1, one v1a valid", one, with(good, "webhook-signature",
+			strings.Repeat(zeroV1+" ", 6)+other2+" "+sig), body, valid),
+		v("three entries, the last valid", one, with(good, "webhook-signature", other2+" "+other2+" "+sig), body,
+			unauthorized("too many asymmetric signatures")),
+		v("three entries, stale", one, with(with(good, "webhook-signature", other2+" "+other2+" "+sig), "webhook-timestamp", ts(t0-360)), body,
+			unauthorized("too many asymmetric signatures")),
+		v("three malformed entries and a valid v1", []string{whsec, pub}, with(good, "webhook-signature", "v1a,x v1a,y v1a,z "+v1), body,
+			unauthorized("too many asymmetric signatures")),
+		v("nine entries: the count of all signatures first", one, with(good, "webhook-signature", strings.Repeat(other2+" ", 8)+sig), body,
+			unauthorized("too many signatures")),
 		v("within tolerance (+5 min)", one, sign(priv, id, t0+300, body), body, valid),
 		v("type missing", one, sign(priv, id, t0, `{"data":{}}`), `{"data":{}}`, badRequest("event type missing")),
 	}

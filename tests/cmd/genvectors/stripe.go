@@ -49,6 +49,7 @@ func stripeVectors() []vector {
 		v("timestamp changed after signing", one, raw("t="+ts(t0-1)+",v1="+v1), body, unauthorized("signature mismatch")),
 		v("stale timestamp (-6 min)", one, sign(secret, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("future timestamp (+6 min)", one, sign(secret, t0+360, body), body, unauthorized("timestamp out of tolerance")),
+		v("stale and wrong secret: the timestamp is checked first", one, sign(wrong, t0-360, body), body, unauthorized("timestamp out of tolerance")),
 		v("within tolerance (-5 min)", one, sign(secret, t0-300, body), body, valid),
 		v("within tolerance (+5 min)", one, sign(secret, t0+300, body), body, valid),
 	}

@@ -46,7 +46,10 @@ func sumeVectors() []vector {
 		v("just within tolerance (+5 min)", one, sign(secret, t0+300, body), body, ok("job_123", "job.completed")),
 		v("just out of tolerance (-5 min 1 s)", one, sign(secret, t0-301, body), body, unauthorized("timestamp out of tolerance")),
 		v("just out of tolerance (+5 min 1 s)", one, sign(secret, t0+301, body), body, unauthorized("timestamp out of tolerance")),
-		v("stale and wrong secret", one, sign(wrong, t0-3600, body), body, unauthorized("signature mismatch")),
+		// The timestamp is checked before any MAC: a stale or future delivery
+		// is refused for its timestamp, whatever its signature.
+		v("stale and wrong secret", one, sign(wrong, t0-3600, body), body, unauthorized("timestamp out of tolerance")),
+		v("future and wrong secret", one, sign(wrong, t0+3600, body), body, unauthorized("timestamp out of tolerance")),
 		v("several entries, comma separated", one, with(good, "X-Sume-Signature", "v1="+strings.Repeat("00", 32)+","+sig), body, ok("job_123", "job.completed")),
 		v("several entries, space separated", one, with(good, "X-Sume-Signature", sig+" v1="+strings.Repeat("ab", 32)), body, ok("job_123", "job.completed")),
 		v("unknown schemes and a bad v1 ignored", one, with(good, "X-Sume-Signature", "v2=abc, v1=zz, t=1 ,"+sig), body, ok("job_123", "job.completed")),
