@@ -232,3 +232,29 @@ func TestRecoveryAfterAPIOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestServeBackfillHonoursRetryAfter: an event log answering 429 with a
+// Retry-After longer than a pass's retry cap (30 s) is asked nothing more,
+// neither by a pass nor by a probe, until the Retry-After has passed,
+// however short the pass interval the backoff starts from (300 ms here,
+// with a probe due every 300 ms).
+func TestServeBackfillHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	conf := NewConfig(t)
+	f := stripefake.New("rk_test_read_events")
+	f.Fail = func(int, *http.Request) (int, string) { return http.StatusTooManyRequests, "3600" }
+	defer f.Close()
+	env := map[string]string{"PGINBOX_PROVIDERS": "stripe=stripe", "PGINBOX_SECRET_STRIPE": "whsec_outage_drill_0123",
+		"PGINBOX_API_URL_STRIPE": f.URL, "PGINBOX_API_KEY_STRIPE": "rk_test_read_events"}
+	cfg, err := runner.ConfigFromEnv(func(v string) string { return env[v] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReconcileEvery = 300 * time.Millisecond
+	startServer(t, conf.URL(), cfg, nil)
+	waitFor(t, 20*time.Second, "the first request", func() bool { return f.Requests() >= 1 })
+	time.Sleep(4 * time.Second)
+	if n := f.Requests(); n != 1 {
+		t.Fatalf("%d requests within 4 s of a 429 with Retry-After: 3600, want 1", n)
+	}
+}
