@@ -11,6 +11,10 @@
 //     per-provider checkpoint and ingests what is not stored, with no
 //     expectation needed.
 //
+// A provider whose API gives no answer in a pass is backed off ([Backoff])
+// and probed with one request at a time until it answers again
+// ([Backoff.Probe]), when a pass reads it at once.
+//
 // [APIs] and [EventLogs] build them from the configuration, asking the list
 // of kinds (internal/provider) which kind has which API. Every API contacts
 // only the origin of its provider's PGINBOX_API_URL_<NAME>, with that

@@ -249,9 +249,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, apis map[string]StatusAPI, opt
 		for name, h := range b.health {
 			switch {
 			case h.answers > 0:
-				opts.Backoff.succeed(name)
+				opts.Backoff.Succeed(name)
 			case h.failures > 0 || (h.asked > 0 && ctx.Err() != nil):
-				d := opts.Backoff.fail(name)
+				d := opts.Backoff.Fail(name, h.retryAfter)
 				log.Warn("backfill: the provider API gave no answer this pass; backing off", "provider", name, "for", d)
 			}
 		}
@@ -301,8 +301,12 @@ type backfiller struct {
 }
 
 // providerHealth counts, per provider in one pass, the gaps asked about,
-// those answered and those that got no answer (for Options.Backoff).
-type providerHealth struct{ asked, answers, failures int }
+// those answered and those that got no answer, and keeps the longest
+// Retry-After the API sent (for Options.Backoff).
+type providerHealth struct {
+	asked, answers, failures int
+	retryAfter               time.Duration
+}
 
 func (b *backfiller) touch(provider string, f func(*providerHealth)) {
 	b.mu.Lock()
@@ -384,7 +388,12 @@ func (b *backfiller) settle(ctx context.Context, api StatusAPI, g Gap) error {
 		log.Warn("backfill: malformed API response; nothing changed", "reason", malformed.Reason)
 		return nil
 	default:
-		b.touch(g.Provider, func(h *providerHealth) { h.failures++ })
+		b.touch(g.Provider, func(h *providerHealth) {
+			h.failures++
+			if errors.As(err, &apiErr) {
+				h.retryAfter = max(h.retryAfter, apiErr.RetryAfter)
+			}
+		})
 		b.count(func(r *Report) { r.Failed++ })
 		log.Warn("backfill: no answer from the provider API; nothing changed", "error", err)
 		return nil

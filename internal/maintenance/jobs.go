@@ -74,7 +74,7 @@ func (s *Maintenance) backfill(ctx context.Context, _ string) error {
 		default:
 			s.metrics.BackfillLogPasses.WithLabelValues(name, logErrorKind(err)).Inc()
 			if ctx.Err() == nil && !errors.Is(err, backfill.ErrUnauthorized) {
-				s.backoff.Fail(name)
+				s.backoff.Fail(name, retryAfter(err))
 			}
 		}
 		errs = append(errs, err)
@@ -83,6 +83,36 @@ func (s *Maintenance) backfill(ctx context.Context, _ string) error {
 		return fmt.Errorf("backfill: %w", err)
 	}
 	return nil
+}
+
+// retryAfter is the Retry-After of the API error that cut a pass short, 0
+// when none.
+func retryAfter(err error) time.Duration {
+	var apiErr *backfill.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.RetryAfter
+	}
+	return 0
+}
+
+// probe asks the providers whose API is being backed off, every probe
+// interval (the pass interval, at most 10 s), whether they answer again
+// (one request each, [backfill.Backoff.Probe]); when one does, its backoff
+// ends and a backfill pass starts at once instead of after the backoff.
+func (s *Maintenance) probe(ctx context.Context) {
+	t := time.NewTicker(backfill.ProbeEvery(s.cfg.ReconcileEvery))
+	defer t.Stop()
+	opts := backfill.Options{Logger: s.log}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ended := s.backoff.Probe(ctx, s.pool, s.cfg.Backfill, s.cfg.Logs, opts); len(ended) > 0 {
+			s.jobs["backfill"].Trigger("probe")
+		}
+	}
 }
 
 // logErrorKind labels why an event-log pass was cut short.

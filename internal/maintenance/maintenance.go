@@ -1,6 +1,7 @@
 // Package maintenance runs the runner's scheduled jobs: reconciliation
 // (lease rescue and gap detection, webhooks.reconcile()), backfill from the
-// providers' APIs after each scheduled reconcile pass, the view refreshes
+// providers' APIs after each scheduled reconcile pass (and at once when a
+// provider API being backed off answers a probe again), the view refreshes
 // and anomaly checks, and retention. Each job runs on its own clock and on
 // demand ([Maintenance.Trigger]); passes of one job never overlap.
 package maintenance
@@ -68,7 +69,7 @@ func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Main
 	if len(cfg.Backfill) > 0 || len(cfg.Logs) > 0 {
 		// Triggered after each scheduled reconcile pass, never on a clock of its own.
 		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)
-		s.backoff = backfill.NewBackoff(time.Minute, 30*time.Minute)
+		s.backoff = backfill.NewBackoff(backoffBase(cfg.ReconcileEvery), backoffMax(cfg.ReconcileEvery))
 	}
 	s.initSeries()
 	return s
@@ -102,9 +103,34 @@ func (s *Maintenance) initSeries() {
 	}
 }
 
+// backoffBase is where the backoff of a failing provider API starts: the
+// pass interval (one minute when passes are not scheduled).
+func backoffBase(pass time.Duration) time.Duration {
+	if pass <= 0 {
+		return time.Minute
+	}
+	return pass
+}
+
+// backoffMax caps the backoff of a failing provider API: 8 pass intervals,
+// at most 30 minutes (and never under the pass interval). The probes, not the
+// backoff, find the API back: the cap bounds how often an API that answers
+// the probe but fails the pass gets a full pass.
+func backoffMax(pass time.Duration) time.Duration {
+	base := backoffBase(pass)
+	return max(min(8*base, 30*time.Minute), base)
+}
+
 // Run runs every job until ctx ends.
 func (s *Maintenance) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	if s.jobs["backfill"] != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.probe(ctx)
+		}()
+	}
 	for _, j := range s.jobs {
 		wg.Add(1)
 		go func() {

@@ -254,3 +254,13 @@ func ServedAt(h http.Header) time.Time {
 	}
 	return t
 }
+
+// Prober is implemented by an [EventLog] that can ask cheaply whether its
+// API answers: one request for the smallest page the API serves (Stripe:
+// limit=1). Backfill probes a provider it is backing off with it; an
+// EventLog without it is probed with its first [EventLog.Page]. Probe
+// returns nil for an answer the log could be read from, else the error
+// Page would return.
+type Prober interface {
+	Probe(ctx context.Context) error
+}

@@ -57,7 +57,10 @@ type EventLog struct {
 	jwtExp time.Time
 }
 
-var _ apiclient.EventLog = (*EventLog)(nil)
+var (
+	_ apiclient.EventLog = (*EventLog)(nil)
+	_ apiclient.Prober   = (*EventLog)(nil)
+)
 
 // logger is where NewEventLog warns; tests replace it.
 var logger = slog.Default
@@ -242,7 +245,19 @@ type ghDelivery struct {
 // Page reads one page of the delivery log. GitHub does not filter by time:
 // the pass stops after the page that reaches before since.
 func (g *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apiclient.LogPage, error) {
-	u := g.base + "/app/hook/deliveries?per_page=100"
+	return g.page(ctx, 100, cursor)
+}
+
+// Probe asks for the newest delivery only (GET /app/hook/deliveries?per_page=1):
+// whether the API answers, for a provider being backed off.
+func (g *EventLog) Probe(ctx context.Context) error {
+	_, err := g.page(ctx, 1, "")
+	return err
+}
+
+// page reads one page of per deliveries from cursor ("": the newest).
+func (g *EventLog) page(ctx context.Context, per int, cursor string) (apiclient.LogPage, error) {
+	u := g.base + "/app/hook/deliveries?per_page=" + strconv.Itoa(per)
 	if cursor != "" {
 		u += "&cursor=" + url.QueryEscape(cursor)
 	}

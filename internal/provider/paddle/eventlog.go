@@ -42,7 +42,10 @@ type EventLog struct {
 	client   *http.Client
 }
 
-var _ apiclient.EventLog = (*EventLog)(nil)
+var (
+	_ apiclient.EventLog = (*EventLog)(nil)
+	_ apiclient.Prober   = (*EventLog)(nil)
+)
 
 // paddlePageSize is the largest page Paddle serves.
 const paddlePageSize = 200
@@ -80,6 +83,19 @@ func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apicli
 	page, err := s.parse(body)
 	page.ServedAt = apiclient.ServedAt(h)
 	return page, err
+}
+
+// Probe asks for the newest event only (GET /events?order_by=id[DESC]&per_page=1):
+// whether the API answers, for a provider being backed off.
+func (s *EventLog) Probe(ctx context.Context) error {
+	body, _, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?order_by=id%5BDESC%5D&per_page=1", http.Header{
+		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.parse(body)
+	return err
 }
 
 // parse reads a list page. A page whose envelope cannot be read (no data

@@ -35,7 +35,10 @@ type EventLog struct {
 	client   *http.Client
 }
 
-var _ apiclient.EventLog = (*EventLog)(nil)
+var (
+	_ apiclient.EventLog = (*EventLog)(nil)
+	_ apiclient.Prober   = (*EventLog)(nil)
+)
 
 // stripePageSize is the largest page Stripe serves.
 const stripePageSize = 100
@@ -71,6 +74,19 @@ func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (ap
 	page, err := s.parse(body)
 	page.ServedAt = apiclient.ServedAt(h)
 	return page, err
+}
+
+// Probe asks for the newest event only (GET /v1/events?limit=1): whether
+// the API answers, for a provider being backed off.
+func (s *EventLog) Probe(ctx context.Context) error {
+	body, _, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?limit=1", http.Header{
+		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.parse(body)
+	return err
 }
 
 // parse reads a list page. A page whose envelope is not a list object is
