@@ -1,0 +1,116 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
+)
+
+// TestSyncRepCancelledNotice: the server's warnings that a commit's wait for
+// the synchronous standbys was cut short are recognised by their routine
+// (never translated) or, from a server that sends none, by their English
+// text; other notices of the ingest are not.
+func TestSyncRepCancelledNotice(t *testing.T) {
+	t.Parallel()
+	const detail = "The transaction has already committed locally, but might not have been replicated to the standby."
+	for _, tc := range []struct {
+		name string
+		n    pgconn.Notice
+		want bool
+	}{
+		{"cancel request", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "01000", Routine: "SyncRepWaitForLSN",
+			Message: "canceling wait for synchronous replication due to user request", Detail: detail}, true},
+		{"terminate", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "57P01", Routine: "SyncRepWaitForLSN",
+			Message: "canceling the wait for synchronous replication and terminating connection due to administrator command", Detail: detail}, true},
+		{"translated", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "01000", Routine: "SyncRepWaitForLSN",
+			Message: "annulation de l'attente pour la réplication synchrone", Detail: "La transaction a déjà été validée localement"}, true},
+		{"no routine field", pgconn.Notice{Severity: "WARNING", Code: "01000",
+			Message: "canceling wait for synchronous replication due to user request", Detail: detail}, true},
+		{"unsigned key conflict", pgconn.Notice{SeverityUnlocalized: "NOTICE", Code: "00000", Routine: "exec_stmt_raise",
+			Message: unsignedConflictNotice, Detail: "provider github, external_id x, event_id 1: the key is not signed"}, false},
+		{"other warning", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "25P01", Routine: "CheckTransactionBlock",
+			Message: "there is no transaction in progress"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := syncRepCancelled(&tc.n); got != tc.want {
+				t.Fatalf("syncRepCancelled(%q) = %v, want %v", tc.n.Message, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDuplicateTransactionWaitsForCommit: a duplicate is answered from a
+// transaction that writes (a transaction id assigned and a WAL record), so
+// that its commit waits for the flush, locally and on the synchronous
+// standbys, of the WAL holding the stored row; webhooks.ingest_webhook()
+// alone writes nothing for a duplicate, whose commit would wait for nothing.
+// One delivery alone and a batch of duplicates.
+func TestDuplicateTransactionWaitsForCommit(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `SELECT webhooks.ingest_webhook('p', k, 't', '{}') FROM unnest(ARRAY['a', 'b']) AS k`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		run        func(tx pgx.Tx) (string, error)
+		wantWrites bool
+	}{
+		{"function alone", func(tx pgx.Tx) (string, error) {
+			var outcome string
+			err := tx.QueryRow(ctx, `SELECT outcome FROM webhooks.ingest_webhook('p', 'a', 't', '{}')`).Scan(&outcome)
+			return outcome, err
+		}, false},
+		{"alone", func(tx pgx.Tx) (string, error) {
+			var id int64
+			var outcome string
+			err := tx.QueryRow(ctx, ingestSQL, "p", "a", "t", "{}", nil, nil).Scan(&id, &outcome)
+			return outcome, err
+		}, true},
+		{"batch", func(tx pgx.Tx) (string, error) {
+			rows, err := tx.Query(ctx, batchSQL, []string{"p", "p"}, []string{"a", "b"}, []string{"t", "t"}, []string{"{}", "{}"}, [][]byte{nil, nil}, []*string{nil, nil})
+			if err != nil {
+				return "", err
+			}
+			outcomes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+				var ord int
+				var id int64
+				var outcome, refused string
+				err := r.Scan(&ord, &id, &outcome, &refused)
+				return outcome, err
+			})
+			if err != nil {
+				return "", err
+			}
+			if len(outcomes) != 2 || outcomes[0] != outcomes[1] {
+				return "", &pgconn.PgError{Message: "batch outcomes differ"}
+			}
+			return outcomes[0], nil
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			outcome, err := tc.run(tx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var xid bool
+			if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id_if_assigned() IS NOT NULL`).Scan(&xid); err != nil {
+				t.Fatal(err)
+			}
+			if outcome != "duplicate" || xid != tc.wantWrites {
+				t.Fatalf("outcome %s, transaction id assigned %v; want duplicate, %v", outcome, xid, tc.wantWrites)
+			}
+		})
+	}
+}
