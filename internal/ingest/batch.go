@@ -23,7 +23,8 @@ const batchSQL = `SELECT ordinal, coalesce(event_id, 0), outcome, coalesce(error
 	FROM webhooks.ingest_batch($1, $2, $3, $4::text[]::jsonb[], body_sha256s => $5, trace_parents => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
-	AND (outcome <> 'duplicate' OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)
+	AND (outcome <> 'duplicate' OR current_setting('synchronous_standby_names') = ''
+		OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)
 	ORDER BY ordinal`
 
 // delivery is one verified delivery waiting for its batch.

@@ -178,12 +178,14 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 // A duplicate writes nothing, and a transaction that writes no WAL commits
 // without waiting for anything: its 2xx would not wait for the stored row to
 // reach the synchronous standbys, which it need not have (a commit whose
-// wait was cancelled is visible at once, committed locally only). So a
-// duplicate's transaction writes one small WAL record of its own (a
-// transactional logical decoding message, prefix "pginbox", which also
-// assigns it a transaction id): its commit then waits for the WAL up to that
-// record, after the stored row's commit record, to be flushed locally and
-// on the synchronous standbys. pg_logical_emit_message is executable by
+// wait was cancelled is visible at once, committed locally only). So, when
+// synchronous_standby_names names any, a duplicate's transaction writes one
+// small WAL record of its own (a transactional logical decoding message,
+// prefix "pginbox", which also assigns it a transaction id): its commit then
+// waits for the WAL up to that record, after the stored row's commit record,
+// to be flushed locally and on the synchronous standbys. Without synchronous
+// standbys a duplicate stays read-only: pginbox's own commits are flushed
+// locally before they are visible. pg_logical_emit_message is executable by
 // PUBLIC by default and works at any wal_level.
 //
 // trace_parent ($6) is the delivery's span (NULL when tracing is off): the
@@ -191,7 +193,8 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5, trace_parent => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
-	AND (outcome <> 'duplicate' OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)`
+	AND (outcome <> 'duplicate' OR current_setting('synchronous_standby_names') = ''
+		OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)`
 
 // store stores one verified delivery, in a batch with the deliveries
 // arriving beside it unless MaxBatch is 1 or less, and returns its own
