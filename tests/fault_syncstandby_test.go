@@ -28,8 +28,9 @@ import (
 // rows were committed locally, pginbox_ingest_commit_unconfirmed_total
 // counts them. With the standby back, the same keys and new ones are
 // answered 2xx again. The standby is stopped once more, a wave is answered
-// 503, the primary is killed and the standby promoted: every delivery ever
-// answered 2xx is on it.
+// 503, the primary is killed (under a commit waiting on each runner, which
+// is answered 503 and counted as no_answer) and the standby promoted: every
+// delivery ever answered 2xx is on it.
 func TestSyncStandbyLostNoAck(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -192,9 +193,29 @@ func TestSyncStandbyLostNoAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	noAckAll("lost")
+	// The primary dies while a commit on each runner waits for the standby:
+	// no answer to that commit ever comes (no_answer), and no 2xx either.
+	killed := make(chan answered, len(servers))
+	for _, s := range servers {
+		go func() { killed <- wave(s.srv.Base, []string{s.name + "_killed"}, 0)[0] }()
+	}
+	waitFor(t, 5*time.Second, "a commit of each runner waiting for the standby", func() bool {
+		return queryInt(t, setup, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = 'pginbox-ingest' AND wait_event = 'SyncRep'`) == int64(len(servers))
+	})
 	setup.Close()
 	if err := primary.Kill(); err != nil {
 		t.Fatal(err)
+	}
+	for range servers {
+		if a := <-killed; a.status != http.StatusServiceUnavailable {
+			t.Errorf("a delivery whose commit was waiting when the primary died answered %d, want 503", a.status)
+		}
+	}
+	for _, s := range servers {
+		if n := metricValue(t, s.srv.Admin, "pginbox_ingest_commit_unconfirmed_total", `reason="no_answer"`); n != 1 {
+			t.Errorf("%s: pginbox_ingest_commit_unconfirmed_total{reason=\"no_answer\"} = %d after the primary died under one waiting commit, want 1", s.name, n)
+		}
 	}
 	if err := standby.Restart(ctx); err != nil {
 		t.Fatal(err)

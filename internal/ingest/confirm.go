@@ -44,7 +44,7 @@ type unconfirmedError struct {
 func (e *unconfirmedError) Error() string {
 	what := map[string]string{
 		reasonSyncRepCancelled: "the wait for the synchronous standbys was cancelled; committed locally only",
-		reasonDeadline:         "the ingest deadline passed during the statement or its commit",
+		reasonDeadline:         "the statement and its commit succeeded only after the ingest deadline",
 		reasonNoAnswer:         "the connection ended before the commit's answer; outcome unknown",
 	}[e.reason]
 	if e.err == nil {

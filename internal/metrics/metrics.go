@@ -117,7 +117,7 @@ func New(pool *pgxpool.Pool) *Set {
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}),
 		IngestUnconfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_ingest_commit_unconfirmed_total",
-			Help: "Deliveries answered 503 because their transaction's commit was not confirmed, by reason: sync_rep_cancelled (the wait for the synchronous standbys was cancelled; committed locally only), deadline (the ingest deadline passed during the statement or its commit), no_answer (the connection ended before the commit's answer). Such a delivery may be stored: its retry is a duplicate."},
+			Help: "Deliveries answered 503 because their transaction's commit was not confirmed, by reason: sync_rep_cancelled (the wait for the synchronous standbys was cancelled; committed locally only), deadline (the statement and its commit succeeded only after the ingest deadline), no_answer (the connection ended before the commit's answer). Such a delivery may be stored: its retry is a duplicate."},
 			[]string{"reason"}),
 		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
 		Completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
