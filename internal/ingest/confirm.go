@@ -89,8 +89,9 @@ func syncRepCancelled(n *pgconn.Notice) bool {
 // an *unconfirmedError when the server warned that the commit's wait for the
 // synchronous standbys was cut short (the pool's connections must report
 // notices to [Notices]), when the statement succeeded only after ctx ended,
-// or when the connection failed once the statement was sent. An error the
-// server answered with means the transaction rolled back: returned as is.
+// or when the connection failed during the statement (unless pgx knows it
+// sent nothing). An error the server answered with means the transaction
+// rolled back: returned as is.
 func confirmed(ctx context.Context, pool *pgxpool.Pool, run func(*pgx.Conn) error) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -108,7 +109,11 @@ func confirmed(ctx context.Context, pool *pgxpool.Pool, run func(*pgx.Conn) erro
 		return &unconfirmedError{reason: reasonSyncRepCancelled, err: err}
 	case err == nil && ctx.Err() != nil:
 		return &unconfirmedError{reason: reasonDeadline, err: context.Cause(ctx)}
-	case err != nil && !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err) && pc.IsClosed():
+	case err != nil && !errors.As(err, &pgErr) && pc.IsClosed() && (!pgconn.SafeToRetry(err) || errors.Is(err, pgconn.ErrConnClosed)):
+		// The connection was open when acquired and failed during the
+		// statement. pgx says "conn closed" (and safe to retry) when it
+		// finds the connection closed under it, the statement sent or not:
+		// only a failure it knows came before sending anything is safe.
 		return &unconfirmedError{reason: reasonNoAnswer, err: err}
 	}
 	return err

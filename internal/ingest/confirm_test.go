@@ -2,11 +2,16 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/metrics"
 	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
@@ -106,6 +111,73 @@ func TestDuplicateReadOnlyWithoutSyncStandby(t *testing.T) {
 			}
 			if xid {
 				t.Fatal("a duplicate with no synchronous standby got a transaction id: it writes")
+			}
+		})
+	}
+}
+
+// TestConfirmedReasons: how confirmed() tells a statement's commit, on a
+// pool configured as the runner's ingest pool (database.PoolConfig, notices
+// to Notices). A success is confirmed; an error the server answered with
+// (the transaction rolled back) is returned as is; the sync-rep warning
+// (raised here by hand: the test cluster has no standby) is
+// sync_rep_cancelled; a success returned after the context ended is
+// deadline; a connection lost after the statement was sent is no_answer.
+// (TestSyncStandbyLostNoAck has the real warning and a real lost primary.)
+func TestConfirmedReasons(t *testing.T) {
+	t.Parallel()
+	pc, err := database.PoolConfig(pgtest.NewConfig(t).URL(), "pginbox-ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.ConnConfig.OnNotice = Notices(func() *metrics.Set { return nil }, nil)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	exec := func(sql string) func(context.Context, *pgx.Conn) error {
+		return func(ctx context.Context, c *pgx.Conn) error { _, err := c.Exec(ctx, sql); return err }
+	}
+	for _, tc := range []struct {
+		name   string
+		run    func(context.Context, *pgx.Conn) error
+		reason string // an unconfirmed commit's reason; with sqlErr also "": confirmed
+		sqlErr string // an error returned as is: its SQLSTATE
+	}{
+		{"confirmed", exec(`SELECT 1`), "", ""},
+		{"server error", exec(`SELECT 1/0`), "", "22012"},
+		{"sync rep warning", exec(`DO $$ BEGIN RAISE WARNING 'canceling wait for synchronous replication due to user request'
+			USING DETAIL = 'The transaction has already committed locally, but might not have been replicated to the standby.'; END $$`),
+			reasonSyncRepCancelled, ""},
+		{"after the deadline", func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SELECT 1`)
+			<-ctx.Done()
+			return err
+		}, reasonDeadline, ""},
+		{"connection lost", func(ctx context.Context, c *pgx.Conn) error {
+			time.AfterFunc(200*time.Millisecond, func() { _ = c.PgConn().Conn().Close() })
+			_, err := c.Exec(ctx, `SELECT pg_sleep(5)`)
+			return err
+		}, reasonNoAnswer, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			err := confirmed(ctx, pool, func(c *pgx.Conn) error { return tc.run(ctx, c) })
+			var pgErr *pgconn.PgError
+			switch {
+			case tc.reason != "":
+				if got := unconfirmedReason(err); got != tc.reason {
+					t.Fatalf("reason %q (error %v), want %q", got, err, tc.reason)
+				}
+			case tc.sqlErr != "":
+				if !errors.As(err, &pgErr) || pgErr.Code != tc.sqlErr || unconfirmedReason(err) != "" {
+					t.Fatalf("error %v, want SQLSTATE %s, not an unconfirmed commit", err, tc.sqlErr)
+				}
+			case err != nil:
+				t.Fatalf("error %v, want a confirmed commit", err)
 			}
 		})
 	}
