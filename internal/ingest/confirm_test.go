@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -180,5 +181,33 @@ func TestConfirmedReasons(t *testing.T) {
 				t.Fatalf("error %v, want a confirmed commit", err)
 			}
 		})
+	}
+}
+
+// TestUnconfirmedSeriesServedFromStart: metrics.New serves
+// pginbox_ingest_commit_unconfirmed_total at 0 for exactly the reasons
+// confirmed() gives, so a rule's increase() sees the first one.
+func TestUnconfirmedSeriesServedFromStart(t *testing.T) {
+	t.Parallel()
+	families, err := metrics.New(nil).Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{reasonSyncRepCancelled: true, reasonDeadline: true, reasonNoAnswer: true}
+	got := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "pginbox_ingest_commit_unconfirmed_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					got[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("series served from the start for reasons %v, want %v", got, want)
 	}
 }

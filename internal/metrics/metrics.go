@@ -155,7 +155,7 @@ func New(pool *pgxpool.Pool) *Set {
 			[]string{"outcome"}),
 		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_pruned_total", Help: "Rows removed by retention: payloads dropped, events deleted."}, []string{"kind"}),
 	}
-	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.IngestBatchSize, m.IngestBatchWait, m.IngestCommitSeconds, m.IngestUnconfirmed, m.Claimed, m.Completed,
+	r.MustRegister(m.Deliveries, m.Rejections, m.RequestSeconds, m.IngestSeconds, m.IngestBatchSize, m.IngestBatchWait, m.IngestCommitSeconds, m.Claimed, m.Completed,
 		m.Failed, m.LostLeases, m.Released, m.HandlerSeconds, m.HandlerPanics, m.BatchFallbacks, m.ListenerConnects, m.Wakeups,
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
 		m.BackfillLogSkipped, m.AlertPosts,
@@ -163,6 +163,7 @@ func New(pool *pgxpool.Pool) *Set {
 	for _, o := range []string{"delivered", "retry", "rejected"} {
 		m.AlertPosts.WithLabelValues(o) // served as 0 before the first POST
 	}
+	r.MustRegister(m.IngestUnconfirmed)
 	for _, r := range []string{"sync_rep_cancelled", "deadline", "no_answer"} {
 		m.IngestUnconfirmed.WithLabelValues(r) // served as 0 before the first one
 	}
