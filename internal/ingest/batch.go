@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
@@ -16,11 +17,14 @@ import (
 
 // batchSQL stores a batch with one webhooks.ingest_batch() call in a
 // transaction of its own, durable like ingestSQL (see there for the
-// synchronous_commit clause).
+// synchronous_commit clause, and for the WAL record a duplicate writes so
+// that its commit waits for the stored row to be confirmed).
 const batchSQL = `SELECT ordinal, coalesce(event_id, 0), outcome, coalesce(error, '')
 	FROM webhooks.ingest_batch($1, $2, $3, $4::text[]::jsonb[], body_sha256s => $5, trace_parents => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
 		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
+	AND (outcome <> 'duplicate' OR current_setting('synchronous_standby_names') = ''
+		OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)
 	ORDER BY ordinal`
 
 // delivery is one verified delivery waiting for its batch.
@@ -141,6 +145,9 @@ func (b *batcher) run(batch []*delivery) {
 		wg.Wait()
 		return
 	}
+	// A commit not confirmed (see confirmed) answers every delivery of the
+	// batch 503, also one whose own deadline had not passed yet.
+	countUnconfirmed(b.metrics, err, len(batch))
 	for i, d := range batch {
 		if err != nil {
 			d.done <- stored{err: err}
@@ -175,30 +182,35 @@ func (b *batcher) write(ctx context.Context, batch []*delivery) ([]stored, error
 func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []string, digests [][]byte, traces []*string) ([]stored, error) {
 	start := time.Now()
 	defer func() { b.metrics.IngestCommitSeconds.Observe(time.Since(start).Seconds()) }()
-	rows, err := b.pool.Query(ctx, batchSQL, providers, keys, types, payloads, digests, traces)
-	if err != nil {
-		return nil, fmt.Errorf("ingest_batch: %w", err)
-	}
-	defer rows.Close()
 	out := make([]stored, len(providers))
 	n := 0
-	for rows.Next() {
-		var ord int
-		var s stored
-		var refused string
-		if err := rows.Scan(&ord, &s.res.EventID, &s.res.Outcome, &refused); err != nil {
-			return nil, fmt.Errorf("ingest_batch: %w", err)
+	err := confirmed(ctx, b.pool, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, batchSQL, providers, keys, types, payloads, digests, traces)
+		if err != nil {
+			return err
 		}
-		if ord < 1 || ord > len(out) {
-			return nil, fmt.Errorf("ingest_batch: ordinal %d out of 1..%d", ord, len(out))
+		defer rows.Close()
+		for rows.Next() {
+			var ord int
+			var s stored
+			var refused string
+			if err := rows.Scan(&ord, &s.res.EventID, &s.res.Outcome, &refused); err != nil {
+				return err
+			}
+			if ord < 1 || ord > len(out) {
+				return fmt.Errorf("ordinal %d out of 1..%d", ord, len(out))
+			}
+			if s.res.Outcome == "refused" {
+				s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: refused}}
+			}
+			out[ord-1] = s
+			n++
 		}
-		if s.res.Outcome == "refused" {
-			s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: refused}}
-		}
-		out[ord-1] = s
-		n++
-	}
-	if err := rows.Err(); err != nil {
+		// Err after Next's end: the commit's outcome, the notices it
+		// raised already read.
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("ingest_batch: %w", err)
 	}
 	if n != len(out) {

@@ -14,12 +14,18 @@ import (
 // DETAIL starts "provider <name>, external_id ...".
 const unsignedConflictNotice = "pginbox: different body under a stored key"
 
-// Notices returns the ingest pool's notice handler: it counts refused
-// different-body deliveries in pginbox_unsigned_key_conflicts_total by
-// provider (only configured names become labels). m returns the metrics,
-// nil until they exist.
+// Notices returns the ingest pool's notice handler, which a [Receiver]'s
+// Pool must have: it marks the connection on which the server warns that a
+// commit's wait for the synchronous standbys was cancelled (that commit is
+// then never answered 2xx), and counts refused different-body deliveries in
+// pginbox_unsigned_key_conflicts_total by provider (only configured names
+// become labels). m returns the metrics, nil until they exist.
 func Notices(m func() *metrics.Set, providers map[string]verify.Provider) pgconn.NoticeHandler {
-	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
+	return func(pc *pgconn.PgConn, n *pgconn.Notice) {
+		if syncRepCancelled(n) {
+			pc.CustomData()[syncRepKey] = true
+			return
+		}
 		if n.Message != unsignedConflictNotice {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -34,9 +35,17 @@ type ingestResult struct {
 // Receiver serves POST /webhooks/{provider}: it reads the raw body, verifies
 // the signature over those exact bytes, extracts the idempotency key and
 // stores the delivery with webhooks.ingest_webhook(). It answers 2xx only
-// once the row is committed.
+// once the row is committed and the commit confirmed: flushed locally and,
+// when synchronous_standby_names names any, on the synchronous standbys. A
+// commit whose wait for them was cancelled (the ingest deadline, an
+// operator's cancel), or whose answer never came, is answered 503 for every
+// delivery it held, logged with the reason and counted in
+// pginbox_ingest_commit_unconfirmed_total.
 type Receiver struct {
 	// Pool is the ingest pool: the HTTP path's own, never starved by workers.
+	// Its connections must report notices to [Notices] (ConnConfig.OnNotice),
+	// which tells a commit whose wait for the synchronous standbys was
+	// cancelled; without it only the deadline reveals one.
 	Pool *pgxpool.Pool
 	// Providers maps the {provider} path value to its verifier.
 	Providers map[string]verify.Provider
@@ -135,7 +144,15 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 			rc.Log.Warn("delivery refused by the database", "provider", name, "sqlstate", pgErr.Code, "error", pgErr.Message)
 			return
 		}
-		rc.Log.Error("ingest failed; answering 503 so the provider retries", "provider", name, "error", err)
+		if reason := unconfirmedReason(err); reason != "" {
+			// Perhaps stored, but not known to be durable everywhere it must
+			// be: never a 2xx. The retry is a duplicate, answered 2xx once
+			// its own commit is confirmed.
+			rc.Log.Error("ingest commit not confirmed; answering 503 so the provider retries", "provider", name,
+				"reason", reason, "error", err)
+		} else {
+			rc.Log.Error("ingest failed; answering 503 so the provider retries", "provider", name, "error", err)
+		}
 		w.Header().Set("Retry-After", "5")
 		rc.reject(w, r, name, http.StatusServiceUnavailable, "database unavailable")
 		return
@@ -158,11 +175,26 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 // nothing. The setting is read at commit, after the statement ran, so its
 // place in the statement does not matter.
 //
+// A duplicate writes nothing, and a transaction that writes no WAL commits
+// without waiting for anything: its 2xx would not wait for the stored row to
+// reach the synchronous standbys, which it need not have (a commit whose
+// wait was cancelled is visible at once, committed locally only). So, when
+// synchronous_standby_names names any, a duplicate's transaction writes one
+// small WAL record of its own (a transactional logical decoding message,
+// prefix "pginbox", which also assigns it a transaction id): its commit then
+// waits for the WAL up to that record, after the stored row's commit record,
+// to be flushed locally and on the synchronous standbys. Without synchronous
+// standbys a duplicate stays read-only: pginbox's own commits are flushed
+// locally before they are visible. pg_logical_emit_message is executable by
+// PUBLIC by default and works at any wal_level.
+//
 // trace_parent ($6) is the delivery's span (NULL when tracing is off): the
 // handler runs of the event join its trace.
 const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, body_sha256 => $5, trace_parent => $6)
 	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
-		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
+		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL
+	AND (outcome <> 'duplicate' OR current_setting('synchronous_standby_names') = ''
+		OR pg_logical_emit_message(true, 'pginbox', 'duplicate acknowledged') IS NOT NULL)`
 
 // store stores one verified delivery, in a batch with the deliveries
 // arriving beside it unless MaxBatch is 1 or less, and returns its own
@@ -197,14 +229,21 @@ func (rc *Receiver) store(ctx context.Context, provider string, v verify.Deliver
 	return rc.batches.store(ctx, d)
 }
 
-// single stores one delivery in a transaction of its own.
+// single stores one delivery in a transaction of its own; a commit not
+// confirmed (see confirmed) is an error, counted.
 func (rc *Receiver) single(ctx context.Context, d *delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	var res ingestResult
-	err := rc.Pool.QueryRow(ctx, ingestSQL, d.provider, d.key, d.eventType, string(d.payload), d.digest, d.traceParent).
-		Scan(&res.EventID, &res.Outcome)
-	return res, err
+	err := confirmed(ctx, rc.Pool, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, ingestSQL, d.provider, d.key, d.eventType, string(d.payload), d.digest, d.traceParent).
+			Scan(&res.EventID, &res.Outcome)
+	})
+	if err != nil {
+		countUnconfirmed(rc.Metrics, err, 1)
+		return ingestResult{}, err
+	}
+	return res, nil
 }
 
 // permanent returns the database error when the database refused the

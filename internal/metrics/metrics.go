@@ -35,6 +35,9 @@ type Set struct {
 	IngestBatchWait prometheus.Histogram
 	// IngestCommitSeconds times one ingest batch's statement and commit.
 	IngestCommitSeconds prometheus.Histogram
+	// IngestUnconfirmed counts deliveries answered 503 because their
+	// commit was not confirmed, by reason.
+	IngestUnconfirmed *prometheus.CounterVec
 	// Claimed counts events taken by this runner's workers.
 	Claimed prometheus.Counter
 	// Completed counts events whose handler succeeded and committed.
@@ -91,7 +94,7 @@ func New(pool *pgxpool.Pool) *Set {
 			Name: "pginbox_deliveries_total", Help: "Verified deliveries stored, by provider and outcome (created, updated, duplicate).",
 		}, []string{"provider", "outcome"}),
 		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pginbox_rejections_total", Help: "Deliveries answered with a non-2xx status, by provider and reason; none wrote a row.",
+			Name: "pginbox_rejections_total", Help: "Deliveries answered with a non-2xx status, by provider and reason; none wrote a row, except a 503 whose commit went unconfirmed (pginbox_ingest_commit_unconfirmed_total).",
 		}, []string{"provider", "reason"}),
 		RequestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "pginbox_request_duration_seconds", Help: "Time to answer POST /webhooks/{provider}.",
@@ -113,6 +116,9 @@ func New(pool *pgxpool.Pool) *Set {
 			Name: "pginbox_ingest_commit_duration_seconds", Help: "Time of one ingest batch's webhooks.ingest_batch() statement and its commit.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10},
 		}),
+		IngestUnconfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_ingest_commit_unconfirmed_total",
+			Help: "Deliveries answered 503 because their transaction's commit was not confirmed, by reason: sync_rep_cancelled (the wait for the synchronous standbys was cancelled; committed locally only), deadline (the statement and its commit succeeded only after the ingest deadline), no_answer (the connection ended before the commit's answer). Such a delivery may be stored: its retry is a duplicate."},
+			[]string{"reason"}),
 		Claimed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_claimed_total", Help: "Events claimed by this runner's workers."}),
 		Completed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "pginbox_events_completed_total", Help: "Events completed (handler succeeded and complete() committed)."}),
 		Failed:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pginbox_events_failed_total", Help: "Handler failures, by the event's new status (pending: retried later, dead)."}, []string{"status"}),
@@ -156,6 +162,10 @@ func New(pool *pgxpool.Pool) *Set {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []string{"delivered", "retry", "rejected"} {
 		m.AlertPosts.WithLabelValues(o) // served as 0 before the first POST
+	}
+	r.MustRegister(m.IngestUnconfirmed)
+	for _, r := range []string{"sync_rep_cancelled", "deadline", "no_answer"} {
+		m.IngestUnconfirmed.WithLabelValues(r) // served as 0 before the first one
 	}
 	if pool != nil {
 		rd := &dbReader{pool: pool}

@@ -1,0 +1,213 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/database"
+	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/pgtest"
+)
+
+// TestSyncRepCancelledNotice: the server's warnings that a commit's wait for
+// the synchronous standbys was cut short are recognised by their routine
+// (never translated) or, from a server that sends none, by their English
+// text; other notices of the ingest are not.
+func TestSyncRepCancelledNotice(t *testing.T) {
+	t.Parallel()
+	const detail = "The transaction has already committed locally, but might not have been replicated to the standby."
+	for _, tc := range []struct {
+		name string
+		n    pgconn.Notice
+		want bool
+	}{
+		{"cancel request", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "01000", Routine: "SyncRepWaitForLSN",
+			Message: "canceling wait for synchronous replication due to user request", Detail: detail}, true},
+		{"terminate", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "57P01", Routine: "SyncRepWaitForLSN",
+			Message: "canceling the wait for synchronous replication and terminating connection due to administrator command", Detail: detail}, true},
+		{"translated", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "01000", Routine: "SyncRepWaitForLSN",
+			Message: "annulation de l'attente pour la réplication synchrone", Detail: "La transaction a déjà été validée localement"}, true},
+		{"no routine field", pgconn.Notice{Severity: "WARNING", Code: "01000",
+			Message: "canceling wait for synchronous replication due to user request", Detail: detail}, true},
+		{"unsigned key conflict", pgconn.Notice{SeverityUnlocalized: "NOTICE", Code: "00000", Routine: "exec_stmt_raise",
+			Message: unsignedConflictNotice, Detail: "provider github, external_id x, event_id 1: the key is not signed"}, false},
+		{"other warning", pgconn.Notice{SeverityUnlocalized: "WARNING", Code: "25P01", Routine: "CheckTransactionBlock",
+			Message: "there is no transaction in progress"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := syncRepCancelled(&tc.n); got != tc.want {
+				t.Fatalf("syncRepCancelled(%q) = %v, want %v", tc.n.Message, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDuplicateReadOnlyWithoutSyncStandby: with no synchronous standby
+// (synchronous_standby_names empty, as on the test cluster) a duplicate is
+// answered from a read-only transaction, no transaction id and no WAL, one
+// delivery alone or a batch: the WAL record that makes a duplicate's commit
+// wait for the standbys is written only when there are some
+// (TestSyncStandbyLostNoAck covers that side).
+func TestDuplicateReadOnlyWithoutSyncStandby(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `SELECT webhooks.ingest_webhook('p', k, 't', '{}') FROM unnest(ARRAY['a', 'b']) AS k`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(tx pgx.Tx) ([]string, error)
+	}{
+		{"alone", func(tx pgx.Tx) ([]string, error) {
+			var id int64
+			var outcome string
+			err := tx.QueryRow(ctx, ingestSQL, "p", "a", "t", "{}", nil, nil).Scan(&id, &outcome)
+			return []string{outcome}, err
+		}},
+		{"batch", func(tx pgx.Tx) ([]string, error) {
+			rows, err := tx.Query(ctx, batchSQL, []string{"p", "p"}, []string{"a", "b"}, []string{"t", "t"}, []string{"{}", "{}"}, [][]byte{nil, nil}, []*string{nil, nil})
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+				var ord int
+				var id int64
+				var outcome, refused string
+				err := r.Scan(&ord, &id, &outcome, &refused)
+				return outcome, err
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			outcomes, err := tc.run(tx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names string
+			var xid bool
+			if err := tx.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names'), pg_current_xact_id_if_assigned() IS NOT NULL`).Scan(&names, &xid); err != nil {
+				t.Fatal(err)
+			}
+			if names != "" {
+				t.Fatalf("synchronous_standby_names = %q on the test cluster", names)
+			}
+			for _, o := range outcomes {
+				if o != "duplicate" {
+					t.Fatalf("outcomes %v, want duplicates", outcomes)
+				}
+			}
+			if xid {
+				t.Fatal("a duplicate with no synchronous standby got a transaction id: it writes")
+			}
+		})
+	}
+}
+
+// TestConfirmedReasons: how confirmed() tells a statement's commit, on a
+// pool configured as the runner's ingest pool (database.PoolConfig, notices
+// to Notices). A success is confirmed; an error the server answered with
+// (the transaction rolled back) is returned as is; the sync-rep warning
+// (raised here by hand: the test cluster has no standby) is
+// sync_rep_cancelled; a success returned after the context ended is
+// deadline; a connection lost after the statement was sent is no_answer.
+// (TestSyncStandbyLostNoAck has the real warning and a real lost primary.)
+func TestConfirmedReasons(t *testing.T) {
+	t.Parallel()
+	pc, err := database.PoolConfig(pgtest.NewConfig(t).URL(), "pginbox-ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.ConnConfig.OnNotice = Notices(func() *metrics.Set { return nil }, nil)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	exec := func(sql string) func(context.Context, *pgx.Conn) error {
+		return func(ctx context.Context, c *pgx.Conn) error { _, err := c.Exec(ctx, sql); return err }
+	}
+	for _, tc := range []struct {
+		name   string
+		run    func(context.Context, *pgx.Conn) error
+		reason string // an unconfirmed commit's reason; with sqlErr also "": confirmed
+		sqlErr string // an error returned as is: its SQLSTATE
+	}{
+		{"confirmed", exec(`SELECT 1`), "", ""},
+		{"server error", exec(`SELECT 1/0`), "", "22012"},
+		{"sync rep warning", exec(`DO $$ BEGIN RAISE WARNING 'canceling wait for synchronous replication due to user request'
+			USING DETAIL = 'The transaction has already committed locally, but might not have been replicated to the standby.'; END $$`),
+			reasonSyncRepCancelled, ""},
+		{"after the deadline", func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SELECT 1`)
+			<-ctx.Done()
+			return err
+		}, reasonDeadline, ""},
+		{"connection lost", func(ctx context.Context, c *pgx.Conn) error {
+			time.AfterFunc(200*time.Millisecond, func() { _ = c.PgConn().Conn().Close() })
+			_, err := c.Exec(ctx, `SELECT pg_sleep(5)`)
+			return err
+		}, reasonNoAnswer, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			err := confirmed(ctx, pool, func(c *pgx.Conn) error { return tc.run(ctx, c) })
+			var pgErr *pgconn.PgError
+			switch {
+			case tc.reason != "":
+				if got := unconfirmedReason(err); got != tc.reason {
+					t.Fatalf("reason %q (error %v), want %q", got, err, tc.reason)
+				}
+			case tc.sqlErr != "":
+				if !errors.As(err, &pgErr) || pgErr.Code != tc.sqlErr || unconfirmedReason(err) != "" {
+					t.Fatalf("error %v, want SQLSTATE %s, not an unconfirmed commit", err, tc.sqlErr)
+				}
+			case err != nil:
+				t.Fatalf("error %v, want a confirmed commit", err)
+			}
+		})
+	}
+}
+
+// TestUnconfirmedSeriesServedFromStart: metrics.New serves
+// pginbox_ingest_commit_unconfirmed_total at 0 for exactly the reasons
+// confirmed() gives, so a rule's increase() sees the first one.
+func TestUnconfirmedSeriesServedFromStart(t *testing.T) {
+	t.Parallel()
+	families, err := metrics.New(nil).Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{reasonSyncRepCancelled: true, reasonDeadline: true, reasonNoAnswer: true}
+	got := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "pginbox_ingest_commit_unconfirmed_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					got[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("series served from the start for reasons %v, want %v", got, want)
+	}
+}
