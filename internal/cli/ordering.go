@@ -100,7 +100,7 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 
 // oneLine shortens s to n runes on one line, for a table cell, and makes it
 // printable: runs of white space become one space, control characters
-// escapes (cut after escaping, so an escape is never split in two).
+// escapes (escaped first, so n counts what is shown).
 func oneLine(s string, n int) string {
 	s = printable(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
