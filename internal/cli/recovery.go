@@ -120,7 +120,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			for _, r := range logReports {
 				state := "complete, checkpoint " + r.To.UTC().Format(time.RFC3339)
 				if !r.Complete {
-					state = "cut short, checkpoint kept: " + oneLine(r.Error, 500)
+					state = "cut short, checkpoint kept: " + printable(r.Error)
 				}
 				fmt.Fprintf(app.Stdout, "event log %s from %s: listed %d, recovered %d, duplicates %d, %d pages (%d requests); %s\n",
 					printable(r.Provider), r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
