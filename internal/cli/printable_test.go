@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +168,23 @@ func TestCommandsEscapeStoredValues(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJSONLogLinesPrintable: the commands' JSON log on stderr (a backfill
+// warning quoting a provider's answer, serve's log) carries no raw DEL, C1
+// or bidi control either (slog escapes only C0), and each line still
+// decodes to what was logged.
+func TestJSONLogLinesPrintable(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	log := slog.New(slog.NewJSONHandler(jsonLogWriter{&buf}, nil))
+	log.Warn("backfill: the API answered", "body", hostile)
+	assertPrintable(t, "log line", buf.String())
+	var rec struct {
+		Body string `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(buf.String()), &rec); err != nil || rec.Body != hostile {
+		t.Fatalf("log line %s decodes to %q (%v), want %q", buf.String(), rec.Body, err, hostile)
 	}
 }
