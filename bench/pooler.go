@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,11 +55,17 @@ type poolerResult struct {
 	// the pooler-safe mode would cost as the default everywhere.
 	DescribeIngestRatio  float64 `json:"describe_vs_statement_ingest_ratio"`
 	DescribeProcessRatio float64 `json:"describe_vs_statement_process_ratio"`
+	// PgBouncerSkipped says why the PgBouncer mode did not run (no
+	// binary, no connection through it); empty when it ran. The pooled
+	// ratios are then 0.
+	PgBouncerSkipped string `json:"pgbouncer_skipped,omitempty"`
 }
 
 // runPooler is the pooler scenario: the three modes interleaved, rounds
 // times (3, or 1 with -quick), each figure the median of its rounds — the
-// machine is shared, and a single run swings by a fifth.
+// machine is shared, and a single run swings by a fifth. When PgBouncer
+// cannot run here (see [startPooler]), the direct modes still run and the
+// result says why; that is no error.
 func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*poolerResult, []audit, error) {
 	rounds := 3
 	if cfg.quick {
@@ -67,8 +77,17 @@ func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 	all := map[string][]poolerRun{}
 	for round := 0; round < rounds; round++ {
 		for _, mode := range modes {
+			if mode == "pgbouncer" && res.PgBouncerSkipped != "" {
+				continue
+			}
 			run, a, err := poolerMode(ctx, env, cfg, res, mode, log)
 			audits = append(audits, a...)
+			var skipped *poolerSkipped
+			if errors.As(err, &skipped) && len(all["pgbouncer"]) == 0 { // once it ran, a failure is an error
+				res.PgBouncerSkipped = skipped.why
+				log.Warn("pooler: PgBouncer mode skipped, the direct modes run", "why", skipped.why)
+				continue
+			}
 			if err != nil {
 				return res, audits, fmt.Errorf("%s: %w", mode, err)
 			}
@@ -76,8 +95,12 @@ func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 			log.Info("pooler", "round", round+1, "mode", mode, "ingest_per_s", run.IngestPerS, "process_per_s", run.ProcessPerS)
 		}
 	}
+	byMode := map[string]poolerRun{}
 	for _, mode := range modes {
 		runs := all[mode]
+		if len(runs) == 0 {
+			continue
+		}
 		m := runs[0]
 		var in, pr []float64
 		for _, r := range runs {
@@ -86,6 +109,7 @@ func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		}
 		m.IngestPerS, m.ProcessPerS = median(in), median(pr)
 		res.Runs = append(res.Runs, m)
+		byMode[mode] = m
 	}
 	ratio := func(a, b float64) float64 {
 		if b == 0 {
@@ -93,7 +117,7 @@ func runPooler(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*
 		}
 		return round3(a / b)
 	}
-	d, c, p := res.Runs[0], res.Runs[1], res.Runs[2]
+	d, c, p := byMode["direct"], byMode["direct-cache-describe"], byMode["pgbouncer"]
 	res.PooledIngestRatio, res.PooledProcessRatio = ratio(p.IngestPerS, d.IngestPerS), ratio(p.ProcessPerS, d.ProcessPerS)
 	res.DescribeIngestRatio, res.DescribeProcessRatio = ratio(c.IngestPerS, d.IngestPerS), ratio(c.ProcessPerS, d.ProcessPerS)
 	return res, audits, nil
@@ -132,17 +156,12 @@ func poolerMode(ctx context.Context, env *pgEnv, cfg config, res *poolerResult, 
 		target += "&default_query_exec_mode=cache_describe"
 		run.URLNote = "direct, default_query_exec_mode=cache_describe (the pooler-safe mode pginbox uses through a transaction pooler)"
 	case "pgbouncer":
-		pc, err := pgx.ParseConfig(dbURL)
-		if err != nil {
-			return run, nil, err
-		}
-		b, err := pgbouncer.Start(ctx, pc.Host, strconv.Itoa(int(pc.Port)), pgbouncer.Options{PoolSize: res.PoolSize, Users: []string{pc.User},
-			Passwords: map[string]string{pc.User: pc.Password}})
+		b, via, err := startPooler(ctx, dbURL, res.PoolSize)
 		if err != nil {
 			return run, nil, err
 		}
 		defer b.Remove()
-		target = b.Via(dbURL)
+		target = via
 		run.URLNote = fmt.Sprintf("PgBouncer 1.18, pool_mode=transaction, default_pool_size=%d, nothing added to the URL", res.PoolSize)
 	}
 
@@ -228,6 +247,84 @@ func printPooler(w io.Writer, p *poolerResult) {
 	for _, r := range p.Runs {
 		fmt.Fprintf(w, "  %-24s ingest %8.1f/s %v   process %8.1f/s %v\n", r.Mode, r.IngestPerS, r.IngestRounds, r.ProcessPerS, r.ProcessRounds)
 	}
+	if p.PgBouncerSkipped != "" {
+		fmt.Fprintf(w, "  %-24s skipped: %s\n", "pgbouncer", p.PgBouncerSkipped)
+		fmt.Fprintf(w, "  cache_describe / cache_statement, both direct: ingest %.3f, process %.3f\n", p.DescribeIngestRatio, p.DescribeProcessRatio)
+		return
+	}
 	fmt.Fprintf(w, "  PgBouncer / direct: ingest %.3f, process %.3f; cache_describe / cache_statement, both direct: ingest %.3f, process %.3f\n",
 		p.PooledIngestRatio, p.PooledProcessRatio, p.DescribeIngestRatio, p.DescribeProcessRatio)
+}
+
+// poolerSkipped says why the bench's PgBouncer cannot run here: no binary,
+// or no connection through it answers. The pooler scenario then runs
+// without its PgBouncer mode, says why, and the bench does not fail.
+type poolerSkipped struct{ why string }
+
+func (e *poolerSkipped) Error() string { return "PgBouncer skipped: " + e.why }
+
+// startPooler starts the bench's own PgBouncer (transaction mode, on
+// 127.0.0.1) in front of the server dbURL names, and returns it and the URL
+// of the same database through it, once a connection through it answered.
+//
+// PgBouncer logs into the server as dbURL's user with the password pgx
+// finds for it: in the URL, else PGPASSWORD, else the passfile (.pgpass).
+// With none (a server that trusts the bench, or peer on a socket),
+// PgBouncer is given a password of its own, random for this run: the
+// server never asks for it, and PgBouncer asks every client for it
+// (scram-sha-256), so the pooler on loopback lets in nobody but the bench.
+// The URL through the pooler carries the password (a .pgpass line names
+// the server's port, not the pooler's) and sslmode=disable (PgBouncer
+// listens without TLS on loopback; it reaches the server as dbURL says).
+func startPooler(ctx context.Context, dbURL string, poolSize int) (*pgbouncer.Process, string, error) {
+	pc, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		return nil, "", err
+	}
+	password := pc.Password
+	if password == "" {
+		password = rand.Text()
+	}
+	b, err := pgbouncer.Start(ctx, pc.Host, strconv.Itoa(int(pc.Port)), pgbouncer.Options{PoolSize: poolSize, Users: []string{pc.User},
+		Passwords: map[string]string{pc.User: password}})
+	if errors.Is(err, pgbouncer.ErrNoBinary) {
+		return nil, "", &poolerSkipped{why: err.Error()}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		_ = b.Remove()
+		return nil, "", err
+	}
+	u.Host = fmt.Sprintf("127.0.0.1:%d", b.Port)
+	u.User = url.UserPassword(pc.User, password)
+	q := u.Query()
+	for _, k := range []string{"host", "hostaddr", "port", "user", "password", "passfile", "sslrootcert", "sslcert", "sslkey"} {
+		q.Del(k)
+	}
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	via := u.String()
+
+	probeCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(probeCtx, via)
+	if err == nil {
+		err = conn.QueryRow(probeCtx, "SELECT 1").Scan(new(int))
+		_ = conn.Close(context.Background())
+	}
+	if err != nil {
+		log := strings.TrimSpace(b.Log())
+		if i := strings.LastIndex(log, "\n"); i >= 0 {
+			log = log[i+1:]
+		}
+		_ = b.Remove()
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", &poolerSkipped{why: fmt.Sprintf("no connection through PgBouncer to %s as %q: %v (PgBouncer: %s)", net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port))), pc.User, err, log)}
+	}
+	return b, via, nil
 }

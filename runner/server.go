@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -154,11 +156,9 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		return nil, err
 	}
 	m := metrics.New(s.console)
-	for name := range cfg.Providers {
-		// Served as 0 from the start, so the rule on ingest's 503s sees the
-		// first one (an increase needs a series that existed before it).
-		m.Rejections.WithLabelValues(name, "database unavailable")
-	}
+	// The alert rules' provider series, served as 0 from the start: an
+	// increase needs a series that existed before it.
+	m.ServeProviders(slices.Sorted(maps.Keys(cfg.Providers)))
 	s.metricsMu.Lock()
 	s.metrics = m
 	s.metricsMu.Unlock()

@@ -7,11 +7,13 @@ package tests
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,69 +134,118 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// TestRulesNameServedMetrics: every pginbox_* series a rule selects, with
-// its fixed label values (reason="database unavailable", job="reconcile"),
-// is served by a running runner's /metrics from the start, before anything
-// happened: a rule on a series that is never served never fires, and a
-// counter that first appears at 1 is missed by increase() (pitfall of
-// *Vec metrics). The runner has backfill providers (a status API and an
-// event log), so backfill's series are served; the checks have run once;
-// stripe is ordered per key, so the ordering series are served.
+// TestRulesNameServedMetrics: every pginbox_* series a rule selects is
+// served by a running runner's /metrics from the start, before anything
+// happened: a rule on a series that is never served never fires and cannot
+// be told from a rule over a misspelt name, and a counter that first
+// appears at 1 is missed by increase() (pitfall of *Vec metrics). Two
+// installs:
+//
+//   - a default one: two providers with their secrets and nothing else (no
+//     status API or event log, nothing ordered, no check run yet). Every
+//     name a rule selects is served, and every series of it labelled
+//     provider is 0 and there for each configured provider. Before, the
+//     backfill, ordering and check series were missing there.
+//   - one with every feature: backfill providers (a status API and an event
+//     log), the checks run once, stripe ordered per key. Every selector is
+//     served with its fixed label values (reason="database unavailable",
+//     job="backfill").
 func TestRulesNameServedMetrics(t *testing.T) {
 	t.Parallel()
-	conf := NewConfig(t)
-	pool := PoolFor(t, conf.URL(), 2)
-	refreshViews(t, pool)
-	runChecks(t, pool)
-	// An ordered provider, so the ordering series are served.
-	execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer')`)
-	srv := startServer(t, conf.URL(), runner.Config{
-		ProviderAPIs: map[string]runner.ProviderAPI{
-			"sume":   {URL: "http://127.0.0.1:9"},
-			"stripe": {URL: "http://127.0.0.1:9", Key: "sk_test_rules"},
-		},
-	}, map[string][2]string{"sume": {"sume", sumeSecret}, "stripe": {"stripe", "whsec_rules_test_secret"}})
-	resp, err := http.Get(srv.Admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	served := string(body)
-
 	rules := readFile(t, filepath.Join(rulesDir, "pginbox-rules.yml"))
 	exprs := ruleExprs(rules)
 	if len(exprs) < 8 {
 		t.Fatalf("found %d exprs in pginbox-rules.yml", len(exprs))
 	}
+	providers := map[string][2]string{"sume": {"sume", sumeSecret}, "stripe": {"stripe", "whsec_rules_test_secret"}}
+	for _, tc := range []struct {
+		name     string
+		features bool
+	}{
+		{"default install", false},
+		{"backfill, checks and ordering", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conf := NewConfig(t)
+			var cfg runner.Config
+			if tc.features {
+				pool := PoolFor(t, conf.URL(), 2)
+				refreshViews(t, pool)
+				runChecks(t, pool)
+				execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer')`)
+				cfg.ProviderAPIs = map[string]runner.ProviderAPI{
+					"sume":   {URL: "http://127.0.0.1:9"},
+					"stripe": {URL: "http://127.0.0.1:9", Key: "sk_test_rules"},
+				}
+			}
+			srv := startServer(t, conf.URL(), cfg, providers)
+			resp, err := http.Get(srv.Admin + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			checkRuleSelectors(t, exprs, string(body), tc.features, slices.Sorted(maps.Keys(providers)))
+		})
+	}
+}
+
+// checkRuleSelectors checks the /metrics text served against the selectors
+// of exprs: every name is served; with labels, each selector's equality
+// matchers match a served series; without, every series of a selected name
+// that carries a provider label is 0, and each of providers has one.
+func checkRuleSelectors(t *testing.T, exprs []string, served string, labels bool, providers []string) {
+	t.Helper()
 	selector := regexp.MustCompile(`(pginbox_[a-z_]+)(\{[^}]*\})?`)
 	matcher := regexp.MustCompile(`(\w+)\s*(=~|!=|!~|=)\s*"([^"]*)"`)
 	checked := 0
 	for _, expr := range exprs {
 		for _, sel := range selector.FindAllStringSubmatch(expr, -1) {
 			name := sel[1]
-			want := regexp.QuoteMeta(name)
-			// Equality matchers must match a served series; the others only
-			// need the name.
-			var labels []string
-			for _, m := range matcher.FindAllStringSubmatch(sel[2], -1) {
-				if m[2] == "=" {
-					labels = append(labels, regexp.QuoteMeta(m[1]+`="`+m[3]+`"`))
+			checked++
+			series := regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`(\{[^}]*\})? (\S+)$`).FindAllStringSubmatch(served, -1)
+			if len(series) == 0 {
+				if why, ok := pendingMetrics[name]; ok {
+					t.Logf("%s is not served yet (%s)", sel[0], why)
+					continue
+				}
+				t.Errorf("a rule selects %s, which /metrics does not serve", sel[0])
+				continue
+			}
+			if labels {
+				// Equality matchers must match a served series; the others
+				// only need the name.
+				var want []string
+				for _, m := range matcher.FindAllStringSubmatch(sel[2], -1) {
+					if m[2] == "=" {
+						want = append(want, regexp.QuoteMeta(m[1]+`="`+m[3]+`"`))
+					}
+				}
+				if len(want) > 0 && !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\{[^}]*`+strings.Join(want, `[^}]*`)+`[^}]*\} `).MatchString(served) {
+					t.Errorf("a rule selects %s, which /metrics does not serve with those labels", sel[0])
+				}
+				continue
+			}
+			seen := map[string]bool{}
+			for _, s := range series {
+				p := regexp.MustCompile(`provider="([^"]*)"`).FindStringSubmatch(s[1])
+				if p == nil {
+					continue
+				}
+				seen[p[1]] = true
+				if s[2] != "0" {
+					t.Errorf("%s%s = %s in an install where nothing happened, want 0", name, s[1], s[2])
 				}
 			}
-			pattern := `(?m)^` + want + `(\{[^}]*\})? `
-			if len(labels) > 0 {
-				pattern = `(?m)^` + want + `\{[^}]*` + strings.Join(labels, `[^}]*`) + `[^}]*\} `
+			if len(seen) == 0 {
+				continue // not labelled by provider
 			}
-			checked++
-			if regexp.MustCompile(pattern).MatchString(served) {
-				continue
+			for _, p := range providers {
+				if !seen[p] {
+					t.Errorf("a rule selects %s by provider; /metrics serves no %s{provider=%q}", sel[0], name, p)
+				}
 			}
-			if why, ok := pendingMetrics[name]; ok {
-				t.Logf("%s is not served yet (%s)", sel[0], why)
-				continue
-			}
-			t.Errorf("a rule selects %s, which /metrics does not serve", sel[0])
 		}
 	}
 	if checked < 10 {

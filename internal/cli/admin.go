@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -67,9 +66,7 @@ func checksCmd(ctx context.Context, app App, args []string) error {
 		return fmt.Errorf("run checks: %w", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(results)
+		_ = writeJSON(app.Stdout, results, true)
 	} else {
 		tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "STATUS\tFAMILY\tCHECK\tVALUE\tRANGE")
@@ -78,7 +75,7 @@ func checksCmd(ctx context.Context, app App, args []string) error {
 			if !r.OK {
 				status = "BREACH"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", status, r.Family, r.Name, fmtOpt(r.Value), fmtRange(r.MinOK, r.MaxOK))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", status, printable(r.Family), printable(r.Name), fmtOpt(r.Value), fmtRange(r.MinOK, r.MaxOK))
 		}
 		tw.Flush()
 		fmt.Fprintf(app.Stdout, "%d checks, %d breached\n", len(results), len(breached))

@@ -69,19 +69,23 @@ pginbox <command> --help prints the command's flags.
 `
 
 // Run executes one command line (without the program name) and returns the
-// process exit code. Errors are printed as one line on Stderr.
+// process exit code. Errors are printed as one line on Stderr. Every line
+// built from stored values goes through printable (JSON through
+// printableJSON): nothing read from the database reaches the terminal as a
+// control character.
 func Run(ctx context.Context, app App, args []string) int {
 	if app.Getenv == nil {
 		app.Getenv = os.Getenv
 	}
 	if app.Log == nil {
-		app.Log = slog.New(slog.NewJSONHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		app.Log = slog.New(slog.NewJSONHandler(jsonLogWriter{app.Stderr}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	err := dispatch(ctx, app, args)
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	// One line, whatever a stored value or a server put in the error.
+	msg := printable(strings.NewReplacer("\r\n", " ", "\n", " ", "\t", " ").Replace(err.Error()))
 	fmt.Fprintf(app.Stderr, "pginbox: %s\n", msg)
 	if errors.Is(err, ErrUsage) {
 		// A mistake inside a command: that command's usage line; else

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -42,9 +41,7 @@ func orderingCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(app.Stdout, st, true)
 	}
 	printOrdering(app, st, time.Now())
 	return nil
@@ -60,12 +57,12 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 	fmt.Fprintln(tw, "PROVIDER\tKEY PATH\tORDER PATH\tDEAD BLOCKS\tBLOCKED\tWAITING\tOLDEST BLOCKED\tOUT OF ORDER")
 	var blocked int64
 	for _, p := range st.Providers {
-		keyPath, orderPath, dead := p.KeyPath, "received_at", "no"
+		keyPath, orderPath, dead := printable(p.KeyPath), "received_at", "no"
 		if !p.Ordered {
 			keyPath, orderPath = "(not ordered)", "-"
 		}
 		if p.OrderPath != nil {
-			orderPath = *p.OrderPath
+			orderPath = printable(*p.OrderPath)
 		}
 		if p.DeadBlocks {
 			dead = "yes"
@@ -74,7 +71,7 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 		if p.OldestBlockedSince != nil {
 			oldest = now.Sub(*p.OldestBlockedSince).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", p.Provider, keyPath, orderPath, dead, p.Blocked, p.Waiting, oldest, p.OutOfOrder)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", printable(p.Provider), keyPath, orderPath, dead, p.Blocked, p.Waiting, oldest, p.OutOfOrder)
 		blocked += p.Blocked
 	}
 	tw.Flush()
@@ -86,7 +83,7 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 	tw = tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tKEY\tHEAD EVENT\tSTATUS\tATTEMPTS\tBLOCKED FOR\tWAITING\tLAST ERROR")
 	for _, s := range st.Blocked {
-		status := s.HeadStatus
+		status := printable(s.HeadStatus)
 		if s.HeadStatus == "pending" && s.NextAttemptAt != nil {
 			status = "retrying in " + max(0, s.NextAttemptAt.Sub(now)).Round(time.Second).String()
 		}
@@ -98,16 +95,18 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 		if s.LastError != nil {
 			lastErr = oneLine(*s.LastError, 80)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", s.Provider, key, s.HeadID, status, s.Attempts, s.MaxAttempts,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", printable(s.Provider), key, s.HeadID, status, s.Attempts, s.MaxAttempts,
 			now.Sub(s.BlockedSince).Round(time.Second), s.Waiting, lastErr)
 	}
 	tw.Flush()
 	fmt.Fprintln(app.Stdout, "\nonce the handler is fixed, a dead head goes again with: pginbox replay <head event> --reason \"...\"")
 }
 
-// oneLine shortens s to n runes on one line, for a table cell.
+// oneLine shortens s to n runes on one line, for a table cell, and makes it
+// printable: runs of white space become one space, control characters
+// escapes (escaped first, so n counts what is shown).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

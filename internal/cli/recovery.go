@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,7 +34,7 @@ func reconcileCmd(ctx context.Context, app App, args []string) error {
 	if err := pool.QueryRow(ctx, `SELECT webhooks.reconcile(trigger => 'cli', recheck_all => $1)::text`, *all).Scan(&out); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	fmt.Fprintln(app.Stdout, out)
+	fmt.Fprintln(app.Stdout, string(printableJSON([]byte(out))))
 	return nil
 }
 
@@ -105,7 +104,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			if out.EventLogs == nil {
 				out.EventLogs = []backfill.LogReport{}
 			}
-			if encErr := json.NewEncoder(app.Stdout).Encode(out); encErr != nil && err == nil {
+			if encErr := writeJSON(app.Stdout, out, false); encErr != nil && err == nil {
 				err = encErr
 			}
 		} else {
@@ -115,16 +114,16 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 				report.Skipped, report.Failed, report.Malformed, report.Unauthorized, report.Refused, report.Requests)
 			for _, p := range slices.Sorted(maps.Keys(report.RefusedBy)) {
 				for _, reason := range slices.Sorted(maps.Keys(report.RefusedBy[p])) {
-					fmt.Fprintf(app.Stdout, "refused %s: %d %s\n", p, report.RefusedBy[p][reason], reason)
+					fmt.Fprintf(app.Stdout, "refused %s: %d %s\n", printable(p), report.RefusedBy[p][reason], printable(reason))
 				}
 			}
 			for _, r := range logReports {
 				state := "complete, checkpoint " + r.To.UTC().Format(time.RFC3339)
 				if !r.Complete {
-					state = "cut short, checkpoint kept: " + r.Error
+					state = "cut short, checkpoint kept: " + printable(r.Error)
 				}
 				fmt.Fprintf(app.Stdout, "event log %s from %s: listed %d, recovered %d, duplicates %d, %d pages (%d requests); %s\n",
-					r.Provider, r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
+					printable(r.Provider), r.From.UTC().Format(time.RFC3339), r.Listed, r.Recovered, r.Duplicates, r.Pages, r.Requests, state)
 			}
 		}
 		return passOutcome(app, err)
@@ -141,7 +140,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 		if gaps == nil {
 			gaps = []backfill.Gap{}
 		}
-		return json.NewEncoder(app.Stdout).Encode(gaps)
+		return writeJSON(app.Stdout, gaps, false)
 	}
 	if len(gaps) == 0 {
 		fmt.Fprintln(app.Stdout, "no gaps")
@@ -151,8 +150,8 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tEXTERNAL_ID\tDEADLINE\tOVERDUE\tBACKFILL\tSTATUS_URL")
 	for _, g := range gaps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Provider, g.ExternalID,
-			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), g.Backfill, g.StatusURL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(g.Provider), printable(g.ExternalID),
+			g.Deadline.UTC().Format(time.RFC3339), now.Sub(g.Deadline).Round(time.Second), printable(g.Backfill), printable(g.StatusURL))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -174,7 +173,7 @@ func passOutcome(app App, err error) error {
 		return err
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(app.Stderr, "pginbox: %s\n", line)
+		fmt.Fprintf(app.Stderr, "pginbox: %s\n", printable(line))
 	}
 	return nil
 }

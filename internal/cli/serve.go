@@ -77,7 +77,7 @@ func serve(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	stderr := &lockedWriter{w: app.Stderr}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: env.LogLevel()}))
+	log := slog.New(slog.NewJSONHandler(jsonLogWriter{stderr}, &slog.HandlerOptions{Level: env.LogLevel()}))
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err

@@ -85,11 +85,6 @@ func (s *Maintenance) initSeries() {
 		m.ScheduledRuns.WithLabelValues(name, "ok")
 		m.ScheduledRuns.WithLabelValues(name, "error")
 	}
-	if s.jobs["backfill"] != nil && len(s.cfg.Backfill) > 0 {
-		for _, o := range []string{"ingested", "duplicate", "tombstoned", "postponed", "failed"} {
-			m.Backfill.WithLabelValues(o)
-		}
-	}
 	for name := range s.cfg.Backfill {
 		for _, r := range []string{backfill.RefusedForeignOrigin, backfill.RefusedBadStatusURL, backfill.RefusedRedirect, backfill.RefusedDial} {
 			m.BackfillRefused.WithLabelValues(name, r)
@@ -97,7 +92,7 @@ func (s *Maintenance) initSeries() {
 	}
 	for name := range s.cfg.Logs {
 		m.BackfillLogSkipped.WithLabelValues(name) // served as 0 before the first skip
-		for _, r := range []string{"complete", "unauthorized", "api_error", "malformed", "refused", "cut_short", "error"} {
+		for _, r := range metrics.LogPassResults {
 			m.BackfillLogPasses.WithLabelValues(name, r)
 		}
 	}

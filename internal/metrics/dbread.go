@@ -80,9 +80,10 @@ func (d *dbReader) fill(r *dbRead) {
 	r.order, r.orderErr = orderstatus.ReadCounts(ctx, conn)
 }
 
-// readChecks returns the latest result of every enabled check that ran.
+// readChecks returns every enabled check with its latest result (ok and
+// value NULL for one that has not run yet).
 func readChecks(ctx context.Context, q querier) ([]checkRow, error) {
-	rows, err := q.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled AND run_at IS NOT NULL`)
+	rows, err := q.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled`)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: read the checks: %w", err)
 	}

@@ -6,11 +6,15 @@ package metrics
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 )
 
 // Set is the runner's metrics, registered in Registry.
@@ -82,7 +86,20 @@ type Set struct {
 	// AlertPosts counts alert POSTs to PGINBOX_ALERT_URL by outcome
 	// (delivered, retry, rejected).
 	AlertPosts *prometheus.CounterVec
+
+	// order exports the ordering series; nil without a pool.
+	order *orderCollector
 }
+
+// BackfillOutcomes are the outcome label values of pginbox_backfill_total.
+var BackfillOutcomes = []string{"ingested", "duplicate", "tombstoned", "postponed", "failed"}
+
+// refusedReasons are the reason label values of pginbox_backfill_refused_total.
+var refusedReasons = []string{apiclient.RefusedForeignOrigin, apiclient.RefusedBadStatusURL, apiclient.RefusedRedirect, apiclient.RefusedDial}
+
+// LogPassResults are the result label values of
+// pginbox_backfill_log_passes_total: complete, or why a pass was cut short.
+var LogPassResults = []string{"complete", "unauthorized", "api_error", "malformed", "refused", "cut_short", "error"}
 
 // New registers the runner's metrics, the Go and process collectors,
 // and a queue-depth gauge read from the database at scrape time.
@@ -160,8 +177,15 @@ func New(pool *pgxpool.Pool) *Set {
 		m.Notifies, m.ScheduledRuns, m.Pruned, m.Backfill, m.BackfillRefused, m.UnsignedConflicts, m.BackfillLog, m.BackfillLogPasses,
 		m.BackfillLogSkipped, m.AlertPosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Served as 0 from the start, whatever this runner is configured to
+	// do: a series the shipped alert rules select must exist before its
+	// first increase (increase() and rate() miss a counter born at 1), and
+	// a rule over a name never served cannot be told from a misspelt one.
 	for _, o := range []string{"delivered", "retry", "rejected"} {
-		m.AlertPosts.WithLabelValues(o) // served as 0 before the first POST
+		m.AlertPosts.WithLabelValues(o)
+	}
+	for _, o := range BackfillOutcomes {
+		m.Backfill.WithLabelValues(o)
 	}
 	r.MustRegister(m.IngestUnconfirmed)
 	for _, r := range []string{"sync_rep_cancelled", "deadline", "no_answer"} {
@@ -169,9 +193,34 @@ func New(pool *pgxpool.Pool) *Set {
 	}
 	if pool != nil {
 		rd := &dbReader{pool: pool}
-		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd}, &orderCollector{rd: rd})
+		m.order = &orderCollector{rd: rd}
+		r.MustRegister(&queueCollector{rd: rd}, &checkCollector{rd: rd}, m.order)
 	}
 	return m
+}
+
+// ServeProviders serves, as 0 from the start, every provider-labelled
+// series the shipped alert rules select, once per configured provider:
+// pginbox_rejections_total{reason="database unavailable"},
+// pginbox_backfill_refused_total for each refusal reason and
+// pginbox_backfill_log_passes_total for each of [LogPassResults] (whether
+// or not the provider has a status API or an event log), and pginbox_out_of_order_total
+// and pginbox_blocked_sequences (whether or not it is ordered; the database
+// adds every ordered provider, configured here or not). The runner calls
+// it once, before it serves /metrics.
+func (m *Set) ServeProviders(providers []string) {
+	for _, p := range providers {
+		m.Rejections.WithLabelValues(p, "database unavailable")
+		for _, r := range refusedReasons {
+			m.BackfillRefused.WithLabelValues(p, r)
+		}
+		for _, r := range LogPassResults {
+			m.BackfillLogPasses.WithLabelValues(p, r)
+		}
+	}
+	if m.order != nil {
+		m.order.configure(providers)
+	}
 }
 
 var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events pending, processing or dead, read at scrape time.", []string{"status"}, nil)
@@ -234,11 +283,12 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, q.OldestPending)
 }
 
-var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data), 0 on a breach.", []string{"name", "family"}, nil)
+var checkOKDesc = prometheus.NewDesc("pginbox_check_ok", "1 when the anomaly check's latest value is within its range (or it has no data, or has not run yet), 0 on a breach.", []string{"name", "family"}, nil)
 var checkValueDesc = prometheus.NewDesc("pginbox_check_value", "The anomaly check's latest value.", []string{"name", "family"}, nil)
 
 // checkCollector exports the latest result of every enabled check, read
-// by the shared dbReader (nothing while the database is unreachable).
+// by the shared dbReader (nothing while the database is unreachable): a
+// check that has not run yet is ok (1) and has no value.
 type checkCollector struct{ rd *dbReader }
 
 func (c *checkCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -253,7 +303,7 @@ func (c *checkCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, ck := range r.checks {
 		v := 0.0
-		if ck.ok != nil && *ck.ok {
+		if ck.ok == nil || *ck.ok { // nil: not run yet
 			v = 1
 		}
 		ch <- prometheus.MustNewConstMetric(checkOKDesc, prometheus.GaugeValue, v, ck.name, ck.family)
@@ -271,12 +321,23 @@ var blockedSequencesDesc = prometheus.NewDesc("pginbox_blocked_sequences",
 	[]string{"provider"}, nil)
 
 // orderCollector exports the ordering counts read by the shared dbReader:
-// every ordered provider from 0 (a rule on a series that was never served
-// cannot fire), and every provider with events processed out of order.
-// pginbox_out_of_order_total comes from the database, so it is the same in
-// every runner and never goes down: prune() keeps the count of the events
-// it deletes.
-type orderCollector struct{ rd *dbReader }
+// every configured and every ordered provider from 0 (a rule on a series
+// that was never served cannot fire), and every provider with events
+// processed out of order. pginbox_out_of_order_total comes from the
+// database, so it is the same in every runner and never goes down: prune()
+// keeps the count of the events it deletes.
+type orderCollector struct {
+	rd         *dbReader
+	mu         sync.Mutex
+	configured []string
+}
+
+// configure sets the configured providers, served from 0.
+func (c *orderCollector) configure(providers []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.configured = slices.Clone(providers)
+}
 
 func (c *orderCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- outOfOrderDesc
@@ -288,10 +349,21 @@ func (c *orderCollector) Collect(ch chan<- prometheus.Metric) {
 	if r.orderErr != nil {
 		return // the database is unreachable (or not migrated): nothing this scrape
 	}
+	c.mu.Lock()
+	configured := c.configured
+	c.mu.Unlock()
 	for p, n := range r.order.OutOfOrder {
 		ch <- prometheus.MustNewConstMetric(outOfOrderDesc, prometheus.CounterValue, float64(n), p)
 	}
 	for p, n := range r.order.Blocked {
 		ch <- prometheus.MustNewConstMetric(blockedSequencesDesc, prometheus.GaugeValue, float64(n), p)
+	}
+	for _, p := range configured {
+		if _, ok := r.order.OutOfOrder[p]; !ok {
+			ch <- prometheus.MustNewConstMetric(outOfOrderDesc, prometheus.CounterValue, 0, p)
+		}
+		if _, ok := r.order.Blocked[p]; !ok {
+			ch <- prometheus.MustNewConstMetric(blockedSequencesDesc, prometheus.GaugeValue, 0, p)
+		}
 	}
 }
