@@ -35,19 +35,25 @@ import (
 type rowQueryFunc func(ctx context.Context, query string, args ...any) interface{ Scan(...any) error }
 
 // defaultTableQuery finds the goose CLI's default version table when it
-// is worth reading: not [VersionTable] itself, readable by this role, next
-// to a migrated webhooks.events. It returns the table's quoted qualified
-// name, or no row.
+// is worth reading: goose_db_version in the first schema of the
+// connection's search_path that has one (where the CLI, naming it
+// unqualified, created it), else in public; not [VersionTable]; in a schema
+// this role may use and readable by it; next to a migrated webhooks.events.
+// It returns the table's quoted qualified name, or no row. It reads the
+// catalogs only, so it cannot fail on a schema the role may not use.
 const defaultTableQuery = `
 SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
-FROM (SELECT CASE WHEN pg_catalog.to_regclass('goose_db_version') IS DISTINCT FROM pg_catalog.to_regclass('webhooks.goose_db_version')
-                  THEN pg_catalog.to_regclass('goose_db_version')
-                  ELSE pg_catalog.to_regclass('public.goose_db_version') END AS t) AS d
-JOIN pg_catalog.pg_class AS c ON c.oid = d.t
+FROM pg_catalog.pg_class AS c
 JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-WHERE n.nspname <> 'webhooks'
-  AND pg_catalog.to_regclass('webhooks.events') IS NOT NULL
-  AND pg_catalog.has_table_privilege(c.oid, 'SELECT')`
+WHERE c.relname = 'goose_db_version' AND c.relkind IN ('r', 'p')
+  AND n.nspname <> 'webhooks'
+  AND (n.nspname = ANY (pg_catalog.current_schemas(false)) OR n.nspname = 'public')
+  AND pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+  AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+  AND EXISTS (SELECT FROM pg_catalog.pg_class AS e JOIN pg_catalog.pg_namespace AS en ON en.oid = e.relnamespace
+              WHERE en.nspname = 'webhooks' AND e.relname = 'events')
+ORDER BY coalesce(pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname), 2147483647)
+LIMIT 1`
 
 // defaultTable returns the quoted name of goose's default version table
 // when [defaultTableQuery] finds one, else "".
