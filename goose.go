@@ -215,9 +215,9 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 
 // ensureSchema creates the schema webhooks, which must exist before goose
 // creates its version table in it, or, when it exists, adopts the versions
-// the goose CLI's default table records for it (adoptDefaultTable). Concurrent CREATE SCHEMA IF NOT EXISTS can
-// still collide on the catalog's unique index, so it runs under the same
-// advisory lock the migrators use.
+// the goose CLI's default table records for it (adoptDefaultTable).
+// Concurrent CREATE SCHEMA IF NOT EXISTS can still collide on the catalog's
+// unique index, so it runs under the same advisory lock the migrators use.
 func ensureSchema(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
