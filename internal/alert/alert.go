@@ -199,14 +199,23 @@ func (s *Sender) firstUsed(ctx context.Context) (time.Time, error) {
 	sum := sha256.Sum256([]byte(s.cfg.URL))
 	// Two statements: a row another runner inserts concurrently is not in
 	// the INSERT's snapshot, but is in the next statement's.
-	if _, err := s.pool.Exec(ctx, `INSERT INTO webhooks.alert_receivers (url_sha256) VALUES ($1)
-		ON CONFLICT (url_sha256) DO NOTHING`, sum[:]); err != nil {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhooks.alert_receivers (url_sha256) VALUES ($1)
+		ON CONFLICT (url_sha256) DO NOTHING`, sum[:])
+	if err != nil {
 		return time.Time{}, fmt.Errorf("record the alert URL's first use: %w", err)
 	}
 	var at time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT first_used_at FROM webhooks.alert_receivers WHERE url_sha256 = $1`,
-		sum[:]).Scan(&at); err != nil {
+	var before int64
+	if err := s.pool.QueryRow(ctx, `
+		SELECT r.first_used_at,
+		       (SELECT count(*) FROM webhooks.alerts AS a
+		        WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.created_at < r.first_used_at)
+		FROM webhooks.alert_receivers AS r WHERE r.url_sha256 = $1`, sum[:]).Scan(&at, &before); err != nil {
 		return time.Time{}, fmt.Errorf("read the alert URL's first use: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		s.log.Info("alert URL used for the first time: only transitions from now on are sent to it",
+			"queued_before_not_sent", before)
 	}
 	s.firstUse = at
 	return at, nil
