@@ -2,6 +2,7 @@ package tests
 
 import (
 	"crypto/sha256"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,8 +29,11 @@ func TestAlertsNoBacklogBeforeFirstUse(t *testing.T) {
 		('providers_silent', 'volume', 'firing', now() - interval '10 s', now() - interval '10 s', now() - interval '10 s')`)
 	backlogMax := queryInt(t, pool, `SELECT max(id) FROM webhooks.alerts`)
 	rcv := newAlertReceiver(t, nil)
-	cfg := runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour, AlertURL: rcv.URL}
-	srv := startServer(t, conf.URL(), cfg, sumeOnly)
+	// The first run is `pginbox serve` itself, for its log.
+	proc := startRunner(t, map[string]string{
+		"DATABASE_URL": conf.URL(), "PGINBOX_PROVIDERS": "sume=sume", "PGINBOX_SECRET_SUME": sumeSecret,
+		"PGINBOX_CHECKS_EVERY": "300ms", "PGINBOX_RECONCILE_EVERY": "1h", "PGINBOX_ALERT_URL": rcv.URL,
+	})
 	// A transition after the first use: a dead event makes dead_events_24h fire.
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, last_error, attempts)
 		VALUES ('sume', 'dead-1', 't', '{}', 'dead', 'boom', 1)`)
@@ -37,7 +41,17 @@ func TestAlertsNoBacklogBeforeFirstUse(t *testing.T) {
 		_, d := rcv.got("dead_events_24h", "firing")
 		return len(d) == 1
 	})
-	srv.Stop(t)
+	if err := proc.Terminate(10 * time.Second); err != nil {
+		t.Fatalf("serve: %v\n%s", err, proc.Logs())
+	}
+	logged := false
+	for _, line := range strings.Split(proc.Logs(), "\n") {
+		logged = logged || strings.Contains(line, `"msg":"alert URL used for the first time: only transitions from now on are sent to it"`) &&
+			strings.Contains(line, `"queued_before_not_sent":5`)
+	}
+	if !logged {
+		t.Fatalf("serve did not log the alert URL's first use with the 5 alerts left unsent:\n%s", proc.Logs())
+	}
 	// Nothing of the backlog left: not POSTed, not even tried.
 	checkBacklog := func(when string) {
 		t.Helper()
@@ -68,7 +82,7 @@ func TestAlertsNoBacklogBeforeFirstUse(t *testing.T) {
 	// the URL's first use, and a runner started again sends it.
 	execSQL(t, pool, `DELETE FROM webhooks.events WHERE external_id = 'dead-1'`)
 	execSQL(t, pool, `INSERT INTO webhooks.alerts (name, family, status, at) VALUES ('dead_events_24h', 'referential', 'resolved', now())`)
-	startServer(t, conf.URL(), cfg, sumeOnly)
+	startServer(t, conf.URL(), runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour, AlertURL: rcv.URL}, sumeOnly)
 	waitFor(t, 30*time.Second, "the resolved alert queued while no runner ran", func() bool {
 		_, d := rcv.got("dead_events_24h", "resolved")
 		return len(d) >= 1
