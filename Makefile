@@ -20,6 +20,16 @@ help: ## list the targets
 build: ## build bin/pginbox
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./runner/cmd/pginbox
 
+# make install copies bin/pginbox into $(DESTDIR)$(PREFIX)/bin.
+PREFIX ?= $(HOME)/.local
+
+.PHONY: install
+install: build ## build bin/pginbox and copy it to PREFIX/bin (default ~/.local/bin; make install PREFIX=/usr/local)
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 $(BIN) "$(DESTDIR)$(PREFIX)/bin/pginbox"
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/pginbox"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on your PATH: add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
+
 .PHONY: postgres
 postgres: ## install the PostgreSQL server binaries and PgBouncer if missing (apt)
 	@./tests/ensure-postgres.sh
@@ -148,8 +158,9 @@ lint: ## gofmt, go vet, and go mod tidy -diff (the main module and every nested 
 sql-dist: ## write the flattened migrations to dist/migrations/ for the stock goose CLI
 	rm -rf dist/migrations
 	$(GO) run ./runner/cmd/pginbox sql-dist dist/migrations
-	@echo "apply with: goose -dir dist/migrations postgres \"\$$DATABASE_URL\" up"
-	@echo "(to share pginbox's version table: create schema webhooks first, then GOOSE_TABLE=webhooks.goose_db_version)"
+	@echo "apply with the stock goose CLI (make goose builds bin/goose), its version table in schema webhooks:"
+	@echo "  psql \"\$$DATABASE_URL\" -c 'CREATE SCHEMA IF NOT EXISTS webhooks'"
+	@echo "  GOOSE_TABLE=webhooks.goose_db_version bin/goose -dir dist/migrations postgres \"\$$DATABASE_URL\" up"
 
 .PHONY: sql-checksums
 sql-checksums: ## at release time: record the checksums of every migration in sql/released.sha256 (refuses if a released file changed)

@@ -142,22 +142,28 @@ type RowQuerier interface {
 }
 
 // AppliedVersion returns the newest migration applied to the database q
-// reads, from [VersionTable]: 0 when none is, or when the table does not
-// exist (a database pginbox never migrated).
+// reads: from [VersionTable], or, for a schema the stock goose CLI migrated
+// without GOOSE_TABLE, from goose's default table goose_db_version when it
+// records pginbox's migrations (see goosedefault.go; [Migrate] then adopts
+// those rows). It is 0 when none is applied, or the database was never
+// migrated. Once [VersionTable] is at the newest embedded version, nothing
+// else is read.
 func AppliedVersion(ctx context.Context, q RowQuerier) (int64, error) {
-	var exists bool
-	if err := q.QueryRow(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, VersionTable).Scan(&exists); err != nil {
+	query := func(ctx context.Context, sql string, args ...any) interface{ Scan(...any) error } {
+		return q.QueryRow(ctx, sql, args...)
+	}
+	exists, v, err := ownVersion(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	if newest, err := LatestVersion(); err == nil && v >= newest {
+		return v, nil
+	}
+	_, adopted, err := adoptable(ctx, query, exists, v)
+	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if !exists {
-		return 0, nil
-	}
-	var v int64
-	if err := q.QueryRow(ctx,
-		`SELECT coalesce(max(version_id), 0) FROM `+VersionTable+` WHERE is_applied`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	return v, nil
+	return max(v, adopted), nil
 }
 
 // NewMigrationProvider returns a goose provider for the pginbox migrations
@@ -189,6 +195,10 @@ func NewMigrationProvider(db *sql.DB, opts ...goose.ProviderOption) (*goose.Prov
 // Migrate applies every pending pginbox migration to db. Migrating an
 // up-to-date database is a no-op, and nothing outside the schema webhooks is
 // created or changed. Concurrent calls against one database are serialised.
+// A schema the stock goose CLI migrated with its default version table
+// (goose_db_version, not [VersionTable]) is recognised: the versions that
+// table records for pginbox are first copied into [VersionTable] (the
+// default table is left as it is), then only what is still pending runs.
 func Migrate(ctx context.Context, db *sql.DB) error {
 	if err := ensureSchema(ctx, db); err != nil {
 		return err
@@ -204,9 +214,10 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 }
 
 // ensureSchema creates the schema webhooks, which must exist before goose
-// creates its version table in it. Concurrent CREATE SCHEMA IF NOT EXISTS can
-// still collide on the catalog's unique index, so it runs under the same
-// advisory lock the migrators use.
+// creates its version table in it, or, when it exists, adopts the versions
+// the goose CLI's default table records for it (adoptDefaultTable).
+// Concurrent CREATE SCHEMA IF NOT EXISTS can still collide on the catalog's
+// unique index, so it runs under the same advisory lock the migrators use.
 func ensureSchema(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -228,6 +239,8 @@ func ensureSchema(ctx context.Context, db *sql.DB) error {
 		if _, err := tx.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
 			return fmt.Errorf("migrate: create schema webhooks: %w", err)
 		}
+	} else if _, err := adoptDefaultTable(ctx, tx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
@@ -238,6 +251,7 @@ func ensureSchema(ctx context.Context, db *sql.DB) error {
 // WriteMigrations writes the flattened migrations into dir (created if
 // missing), so the stock goose CLI can apply them:
 //
+//	psql "$DATABASE_URL" -c 'CREATE SCHEMA IF NOT EXISTS webhooks'
 //	GOOSE_TABLE=webhooks.goose_db_version goose -dir dir postgres "$DATABASE_URL" up
 func WriteMigrations(dir string) error {
 	fsys, err := Migrations()

@@ -4773,6 +4773,14 @@ CREATE VIEW webhooks._expectations_masked AS
 
 COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.expectations with status_url NULL unless the querying role may select expectations.status_url itself (grant_reader does not give it).';
 
+CREATE TABLE webhooks.alert_receivers (
+    url_sha256 bytea NOT NULL,
+    first_used_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT alert_receivers_url_sha256_check CHECK ((length(url_sha256) = 32))
+);
+
+COMMENT ON TABLE webhooks.alert_receivers IS 'Per alert URL (its SHA-256): when a runner first used it; alerts queued before that are not sent to it.';
+
 CREATE TABLE webhooks.alert_state (
     name text NOT NULL,
     firing boolean DEFAULT false NOT NULL,
@@ -5383,6 +5391,9 @@ CREATE TABLE webhooks.view_refreshes (
 );
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
+
+ALTER TABLE ONLY webhooks.alert_receivers
+    ADD CONSTRAINT alert_receivers_pkey PRIMARY KEY (url_sha256);
 
 ALTER TABLE ONLY webhooks.alert_state
     ADD CONSTRAINT alert_state_pkey PRIMARY KEY (name);

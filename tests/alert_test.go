@@ -252,8 +252,8 @@ func TestAlertsRefusedAreGivenUp(t *testing.T) {
 	}
 }
 
-// TestAlertsOldBacklogNotSent: an alert unsent a day after its transition
-// is not sent (nor does it hold back its check's newer alert), and a new
+// TestAlertsOldBacklogNotSent: to an alert URL in use for three days, an
+// alert unsent a day after its transition is not sent (nor does it hold back its check's newer alert), and a new
 // transition deletes rows older than 30 days, sent or not: the outbox stays
 // bounded even where no runner sends it.
 func TestAlertsOldBacklogNotSent(t *testing.T) {
@@ -265,6 +265,9 @@ func TestAlertsOldBacklogNotSent(t *testing.T) {
 		('dead_events_24h', 'referential', 'firing', now() - interval '2 days', now() - interval '2 days', now() - interval '2 days'),
 		('dead_events_24h', 'referential', 'resolved', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour')`)
 	rcv := newAlertReceiver(t, nil)
+	// The URL has been in use for three days (its receiver down since).
+	execSQL(t, pool, `INSERT INTO webhooks.alert_receivers (url_sha256, first_used_at)
+		VALUES (sha256(convert_to($1, 'UTF8')), now() - interval '3 days')`, rcv.URL)
 	startServer(t, conf.URL(), runner.Config{ChecksEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour, AlertURL: rcv.URL}, sumeOnly)
 	waitFor(t, 30*time.Second, "the resolved alert of the last hour", func() bool {
 		_, d := rcv.got("dead_events_24h", "resolved")

@@ -15,6 +15,7 @@ package alert
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -83,6 +84,9 @@ type Sender struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	now     func() time.Time
+	// firstUse is when the URL was first used (webhooks.alert_receivers);
+	// zero until read.
+	firstUse time.Time
 }
 
 // New checks cfg (the URL, the secret, the format) and returns its sender.
@@ -166,27 +170,65 @@ func (s *Sender) Flush(ctx context.Context) error {
 
 // pickDue locks the oldest alert due now whose check has no older alert
 // still to send (a check's firing always reaches the receiver before its
-// resolved), skipping rows another runner holds. An alert not sent within
-// a day of its transition is no longer sent: a receiver down that long, or
-// an alert URL set for the first time, gets today's news, not a backlog.
+// resolved), skipping rows another runner holds. Only alerts queued since
+// the URL's first use ($1) are sent: an alert URL set for the first time,
+// or changed to a new receiver, gets the transitions from then on, not the
+// backlog queued before. An alert not sent within a day of its transition
+// is no longer sent either: a receiver down that long gets today's news.
 const pickDue = `
 SELECT a.id, a.name, a.family, a.status, a.value::float8, a.min_ok::float8, a.max_ok::float8,
        coalesce(a.description, ''), a.at, a.attempts,
        (SELECT max(f.at) FROM webhooks.alerts AS f WHERE f.name = a.name AND f.id < a.id AND f.status = 'firing')
 FROM webhooks.alerts AS a
 WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.next_attempt_at <= now()
-  AND a.created_at > now() - interval '1 day'
+  AND a.created_at > now() - interval '1 day' AND a.created_at >= $1
   AND NOT EXISTS (SELECT FROM webhooks.alerts AS b
                   WHERE b.name = a.name AND b.id < a.id AND b.sent_at IS NULL AND b.given_up_at IS NULL
-                    AND b.created_at > now() - interval '1 day')
+                    AND b.created_at > now() - interval '1 day' AND b.created_at >= $1)
 ORDER BY a.id
 LIMIT 1
 FOR UPDATE OF a SKIP LOCKED`
+
+// firstUsed returns when the sender's URL was first used, recording now
+// (the database's clock, as the alerts' created_at) when no runner used it
+// before. The URL is recorded as its SHA-256 only.
+func (s *Sender) firstUsed(ctx context.Context) (time.Time, error) {
+	if !s.firstUse.IsZero() {
+		return s.firstUse, nil
+	}
+	sum := sha256.Sum256([]byte(s.cfg.URL))
+	// Two statements: a row another runner inserts concurrently is not in
+	// the INSERT's snapshot, but is in the next statement's.
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhooks.alert_receivers (url_sha256) VALUES ($1)
+		ON CONFLICT (url_sha256) DO NOTHING`, sum[:])
+	if err != nil {
+		return time.Time{}, fmt.Errorf("record the alert URL's first use: %w", err)
+	}
+	var at time.Time
+	var before int64
+	if err := s.pool.QueryRow(ctx, `
+		SELECT r.first_used_at,
+		       (SELECT count(*) FROM webhooks.alerts AS a
+		        WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.created_at < r.first_used_at)
+		FROM webhooks.alert_receivers AS r WHERE r.url_sha256 = $1`, sum[:]).Scan(&at, &before); err != nil {
+		return time.Time{}, fmt.Errorf("read the alert URL's first use: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		s.log.Info("alert URL used for the first time: only transitions from now on are sent to it",
+			"queued_before_not_sent", before)
+	}
+	s.firstUse = at
+	return at, nil
+}
 
 // sendOne sends the oldest due alert: false when there is none. The row
 // stays locked while its POST runs (bounded by Timeout), so no other runner
 // sends it; the outcome is written before the same commit.
 func (s *Sender) sendOne(ctx context.Context) (bool, error) {
+	firstUse, err := s.firstUsed(ctx)
+	if err != nil {
+		return false, err
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("begin: %w", err)
@@ -194,7 +236,7 @@ func (s *Sender) sendOne(ctx context.Context) (bool, error) {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit: a no-op
 	var a Alert
 	var since *time.Time
-	err = tx.QueryRow(ctx, pickDue).Scan(&a.ID, &a.Check, &a.Family, &a.Status, &a.Value, &a.MinOK, &a.MaxOK,
+	err = tx.QueryRow(ctx, pickDue, firstUse).Scan(&a.ID, &a.Check, &a.Family, &a.Status, &a.Value, &a.MinOK, &a.MaxOK,
 		&a.Description, &a.At, &a.Attempts, &since)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil

@@ -160,12 +160,19 @@ func (c *Console) sequenceHead(ctx context.Context, provider, key string) (*int6
 }
 
 // nextRun says when a pending event runs: "next run in 3s" while its
-// backoff lasts; once it is due, who it waits for. An event never claimed on
-// a runner without a handler (PGINBOX_HANDLER=none) waits for a worker that
-// may not exist: the page says so instead of "next run 10.8s ago".
+// backoff lasts; once it is due, who it waits for. An ordered event held
+// behind its sequence's head waits for that event, not for a worker (the
+// workers skip it, however many run): "held: waits on #15". An event never
+// claimed on a runner without a handler (PGINBOX_HANDLER=none) waits for a
+// worker that may not exist: the page says so instead of "next run 10.8s
+// ago".
 func (c *Console) nextRun(d *eventDetail) string {
 	due := c.now().Sub(d.RunAfter)
 	switch {
+	case d.SequenceHead != nil:
+		return "held: waits on #" + strconv.FormatInt(*d.SequenceHead, 10)
+	case d.OrderHeld:
+		return "held: waits on an earlier event of its sequence"
 	case due < 0:
 		return "next run in " + fmtDuration(-due)
 	case c.cfg.NoHandler && d.ClaimedAt == nil:
