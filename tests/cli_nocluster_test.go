@@ -138,18 +138,24 @@ func TestMigrateCreatesTheEmbeddedCluster(t *testing.T) {
 	if !localpg.Exists(filepath.Join(dir, ".pginbox")) {
 		t.Fatal("migrate created no cluster under .pginbox")
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".pginbox", "data", "postmaster.pid")); err == nil {
-		t.Fatal("migrate left the cluster it started running")
+	stopped := func(who string) {
+		t.Helper()
+		if _, err := os.Stat(filepath.Join(dir, ".pginbox", "data", "postmaster.pid")); err == nil {
+			t.Fatalf("%s left the cluster it started running", who)
+		}
 	}
+	stopped("migrate")
 	code, out, errOut = runIn(t, dir, cliEnv(), "ordering", "--json")
 	if code != 0 || !strings.Contains(out, `"providers"`) {
 		t.Fatalf("ordering on the stopped cluster: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	stopped("ordering")
 	other := openFolder(t)
 	code, out, errOut = runIn(t, other, cliEnv(), "ordering", "--json", "--data-dir", filepath.Join(dir, ".pginbox"))
 	if code != 0 || !strings.Contains(out, `"providers"`) {
 		t.Fatalf("ordering --data-dir from another folder: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	stopped("ordering --data-dir")
 	if entries, _ := os.ReadDir(other); len(entries) > 0 {
 		t.Errorf("ordering --data-dir left %s in the folder it ran in", entries[0].Name())
 	}
