@@ -155,6 +155,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		s.Close()
 		return nil, err
 	}
+	s.warnUnservedOrdering(ctx)
 	m := metrics.New(s.console)
 	// The alert rules' provider series, served as 0 from the start: an
 	// increase needs a series that existed before it.
@@ -195,6 +196,41 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// warnUnservedOrdering logs a warning for each provider set_ordering
+// ordered that this runner does not serve: set_ordering takes the name of
+// /webhooks/{name}, and a kind in its place ('stripe' for payments=stripe)
+// orders nothing. A runner serving no provider (workers only) says nothing.
+func (s *Server) warnUnservedOrdering(ctx context.Context) {
+	if len(s.cfg.Providers) == 0 {
+		return
+	}
+	rows, err := s.work.Query(ctx, `SELECT provider FROM webhooks.ordering ORDER BY provider`)
+	var ordered []string
+	if err == nil {
+		ordered, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		// Advisory: a role without SELECT on it (grant_ingest) still serves.
+		s.log.Info("could not check the ordered providers against the served ones (webhooks.ordering)", "error", err)
+		return
+	}
+	served := slices.Sorted(maps.Keys(s.cfg.Providers))
+	for _, name := range ordered {
+		if _, ok := s.cfg.Providers[name]; ok {
+			continue
+		}
+		ofKind := []string{}
+		for _, p := range served {
+			if s.cfg.Providers[p].Kind() == name {
+				ofKind = append(ofKind, p)
+			}
+		}
+		s.log.Warn("set_ordering ordered a provider this runner does not serve, so no delivery here is ordered by it: "+
+			"set_ordering takes the provider's name in PGINBOX_PROVIDERS (the {provider} of /webhooks/{provider}), not its kind",
+			"provider", name, "served", served, "served_of_that_kind", ofKind)
+	}
 }
 
 // consolePoolSize bounds the connections the admin listener uses.

@@ -22,9 +22,11 @@ var ErrBreach = errors.New("checks breached")
 func checksCmd(ctx context.Context, app App, args []string) error {
 	fs := newFlags("checks", "checks [--json]", "refresh the views, run every anomaly check once; exit 1 on a breach")
 	asJSON := fs.Bool("json", false, "print JSON")
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
@@ -125,9 +127,11 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		idArg, args = args[0], args[1:]
 	}
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if idArg == "" && fs.NArg() == 1 {
 		idArg = fs.Arg(0)
 	} else if fs.NArg() > 0 {
@@ -157,7 +161,7 @@ func replayCmd(ctx context.Context, app App, args []string) error {
 
 // pruneCmd: one retention run with PGINBOX_KEEP_PAYLOAD / PGINBOX_KEEP_KEYS.
 func pruneCmd(ctx context.Context, app App, args []string) error {
-	rows := settings("PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS")
+	rows := settings("PGINBOX_KEEP_PAYLOAD", "PGINBOX_KEEP_KEYS", "PGINBOX_DATA_DIR")
 	fs := newFlags("prune", "prune [--keep-payload D] [--keep-keys D]", fmt.Sprintf(
 		"drop old payloads (%s, default %s) and whole old events (%s, default %s)", rows[0].Env, rows[0].Default, rows[1].Env, rows[1].Default))
 	getenv, err := withFlags(app, fs, args, rows)
@@ -169,7 +173,7 @@ func pruneCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	payload, keys := env.Duration("PGINBOX_KEEP_PAYLOAD"), env.Duration("PGINBOX_KEEP_KEYS")
-	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir(), false)
 	if err != nil {
 		return err
 	}

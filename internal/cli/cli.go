@@ -63,7 +63,8 @@ commands:
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
-environment: DATABASE_URL (unset: embedded cluster under PGINBOX_DATA_DIR, default .pginbox);
+environment: DATABASE_URL (unset: the embedded cluster under PGINBOX_DATA_DIR or --data-dir, default
+.pginbox, which only serve and migrate create; the other commands start it when it is there);
 PGINBOX_DIRECT_URL, a direct connection for migrate and LISTEN when DATABASE_URL is a pooler
 pginbox <command> --help prints the command's flags.
 `
@@ -200,6 +201,27 @@ func (fs *flagSet) printHelp(w io.Writer) {
 	fs.SetOutput(io.Discard)
 }
 
+// dataDirFlag adds --data-dir (PGINBOX_DATA_DIR) to the flags of a command
+// that reads the database; once fs is parsed, the returned function gives
+// app with the flag, when given, in the variable's place.
+func dataDirFlag(fs *flagSet) func(App) App {
+	s, _ := envconfig.Lookup("PGINBOX_DATA_DIR")
+	dir := fs.String(s.Flag, "", fmt.Sprintf("%s, when DATABASE_URL is unset ($%s, default %s)", s.Doc, s.Env, s.Default))
+	return func(app App) App {
+		if *dir == "" {
+			return app
+		}
+		getenv := app.Getenv
+		app.Getenv = func(k string) string {
+			if k == s.Env {
+				return *dir
+			}
+			return getenv(k)
+		}
+		return app
+	}
+}
+
 // connect reads the environment and opens a pool on the database it names
 // (or the embedded cluster): the preamble of every command that queries.
 func connect(ctx context.Context, app App) (envconfig.Values, *pgxpool.Pool, func(), error) {
@@ -207,7 +229,7 @@ func connect(ctx context.Context, app App) (envconfig.Values, *pgxpool.Pool, fun
 	if err != nil {
 		return env, nil, nil, err
 	}
-	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir(), false)
 	return env, pool, closePool, err
 }
 
@@ -215,8 +237,15 @@ func connect(ctx context.Context, app App) (envconfig.Values, *pgxpool.Pool, fun
 // PGINBOX_DIRECT_URL), or else the embedded cluster under dataDir
 // (PGINBOX_DATA_DIR), opens a pool on it and connects once, so a server
 // that cannot be reached is one line naming variable. close releases both.
-func openPool(ctx context.Context, app App, variable, databaseURL, dataDir string) (pool *pgxpool.Pool, close func(), err error) {
-	d, err := database.Open(ctx, databaseURL, dataDir, app.Log)
+// Only with create does a folder without a cluster get one (migrate): every
+// other command says there is none ([database.NoClusterError]), so one run
+// in the wrong folder leaves nothing behind.
+func openPool(ctx context.Context, app App, variable, databaseURL, dataDir string, create bool) (pool *pgxpool.Pool, close func(), err error) {
+	resolve := database.OpenExisting
+	if create {
+		resolve = database.Open
+	}
+	d, err := resolve(ctx, databaseURL, dataDir, app.Log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,9 +18,11 @@ import (
 // migrate is `pginbox migrate`: apply the pending migrations.
 func migrate(ctx context.Context, app App, args []string) error {
 	fs := newFlags("migrate", "migrate", "apply the SQL migrations to DATABASE_URL (or the embedded cluster)")
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
@@ -49,7 +51,7 @@ func migrate(ctx context.Context, app App, args []string) error {
 				"set PGINBOX_DIRECT_URL to a direct connection to the database (or run with DATABASE_URL pointing at it)", database.ErrTransactionPooler)
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, variable, databaseURL, env.DataDir())
+	pool, closePool, err := openPool(ctx, app, variable, databaseURL, env.DataDir(), true)
 	if err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func version(ctx context.Context, app App, args []string) error {
 	if env.DatabaseURL() == "" {
 		return nil // never start the embedded cluster just to print a version
 	}
-	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir(), false)
 	if err != nil {
 		return err
 	}

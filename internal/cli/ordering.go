@@ -22,9 +22,11 @@ func orderingCmd(ctx context.Context, app App, args []string) error {
 	provider := fs.String("provider", "", "only this provider")
 	asJSON := fs.Bool("json", false, "print JSON instead of tables")
 	limit := fs.Int("limit", 50, "list at most this many blocked sequences, longest blocked first")
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}

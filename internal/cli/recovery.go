@@ -19,9 +19,11 @@ import (
 func reconcileCmd(ctx context.Context, app App, args []string) error {
 	fs := newFlags("reconcile", "reconcile [--all]", "run one reconciliation pass and print its counts as JSON")
 	all := fs.Bool("all", false, "re-read every event for contradictions, not only those since the last pass")
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
@@ -51,9 +53,11 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	limit := fs.Int("limit", 1000, "list or backfill at most this many gaps, oldest deadline first")
 	doBackfill := fs.Bool("backfill", false, "ask the providers' APIs about the gaps and repair them")
+	withDataDir := dataDirFlag(fs)
 	if err := fs.parse(app, args); err != nil {
 		return err
 	}
+	app = withDataDir(app)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
@@ -74,7 +78,7 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 			return err
 		}
 	}
-	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir())
+	pool, closePool, err := openPool(ctx, app, "DATABASE_URL", env.DatabaseURL(), env.DataDir(), false)
 	if err != nil {
 		return err
 	}

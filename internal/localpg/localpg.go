@@ -126,6 +126,15 @@ func majorOf(binDir string) int {
 	return n
 }
 
+// Exists says whether a cluster was initialised under dir (the folder
+// [Options.Dir] names): its data directory holds PG_VERSION. It creates
+// nothing. A PG_VERSION it may not read (another user's cluster) counts as
+// there, so that starting it reports why it cannot be.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "data", "PG_VERSION"))
+	return !errors.Is(err, os.ErrNotExist)
+}
+
 // Start creates the cluster under opts.Dir on first use, or reuses it, and
 // starts the server unless it is already running. It waits until the server
 // accepts connections.
