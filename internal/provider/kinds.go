@@ -19,7 +19,7 @@ import (
 // Kind is one provider kind and what the runner builds for a provider of it.
 type Kind struct {
 	// Name is the kind as PGINBOX_PROVIDERS, webhooks.set_provider and the
-	// CHECK on webhooks.provider_secrets.kind spell it, e.g. "stripe".
+	// table webhooks.provider_kinds spell it, e.g. "stripe".
 	Name string
 	// NewVerifier builds the kind's signature verifier from a provider's
 	// secrets, once runner/verify.New has checked them.
