@@ -6,8 +6,9 @@
 //
 // Each kind is one folder, internal/provider/<kind>, holding its verifier
 // (standard library only, built on package [sig]), its backfill client
-// where it has one (built on internal/backfill/apiclient), their tests, and
-// a fake of its API where the tests need one (<kind>/<kind>fake).
+// where it has one (built on package internal/provider/api, the contract
+// every kind's client implements), their tests, a fake of its API where the
+// tests need one (<kind>/<kind>fake) and its test kit (<kind>/<kind>test).
 //
 // The same list is written in SQL: the rows of the table
 // webhooks.provider_kinds, which webhooks.set_provider and the foreign key of
