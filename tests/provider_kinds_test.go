@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pginbox/pginbox/internal/provider"
+	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -104,5 +106,47 @@ func TestProviderKindsMatchSQL(t *testing.T) {
 		if _, err := verify.New(kind, []string{secret}); err == nil {
 			t.Errorf("verify.New accepts kind %q that set_provider refuses", kind)
 		}
+	}
+}
+
+// TestProviderKindsUpgradeKeepsSecrets: providers configured on the released
+// 0.1.0 schema (migration 67, with its CHECK on the kind) keep their secrets
+// through the migration that replaces the CHECK with the foreign key to
+// webhooks.provider_kinds, and still verify deliveries after it.
+func TestProviderKindsUpgradeKeepsSecrets(t *testing.T) {
+	t.Parallel()
+	db, _ := emptyDB(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
+		t.Fatal(err)
+	}
+	p := migrationProvider(t, db, nil)
+	if _, err := p.UpTo(ctx, 67); err != nil {
+		t.Fatalf("up to 67: %v", err)
+	}
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	for _, pk := range [][2]string{{"pay", "stripe"}, {"gh", "github"}, {"sw", "standardwebhooks"}} {
+		if _, err := db.ExecContext(ctx, `SELECT webhooks.set_provider($1, $2, ARRAY[$3])`, pk[0], pk[1], secret); err != nil {
+			t.Fatalf("0.1.0 set_provider(%s): %v", pk[1], err)
+		}
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	var kinds string
+	if err := db.QueryRowContext(ctx, `SELECT string_agg(provider || '=' || kind, ',' ORDER BY provider) FROM webhooks.provider_secrets`).Scan(&kinds); err != nil {
+		t.Fatal(err)
+	}
+	if kinds != "gh=github,pay=stripe,sw=standardwebhooks" {
+		t.Fatalf("after the upgrade provider_secrets holds %s", kinds)
+	}
+	body := `{"id":"evt_up_1","type":"invoice.paid"}`
+	var outcome string
+	if err := db.QueryRowContext(ctx, `SELECT outcome FROM webhooks.ingest_signed('pay', $1::jsonb, convert_to($2, 'UTF8'))`,
+		testsign.JSON(testsign.Stripe(secret, body, time.Now())), body).Scan(&outcome); err != nil || outcome != "created" {
+		t.Fatalf("ingest_signed after the upgrade: %q, %v", outcome, err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE webhooks.provider_secrets SET kind = 'paypal' WHERE provider = 'pay'`); err == nil {
+		t.Error("after the upgrade provider_secrets takes kind paypal")
 	}
 }
