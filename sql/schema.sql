@@ -374,6 +374,46 @@ $$;
 
 COMMENT ON FUNCTION webhooks._fail_pending(event_id bigint, error text) IS 'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error (first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending or not locked by the calling transaction.';
 
+CREATE FUNCTION webhooks._hmac_reason(secrets text[], msg bytea, sigs bytea[], ts_raw text, at timestamp with time zone, keys bytea[] DEFAULT NULL::bytea[]) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    v_key bytea;
+    v_mac bytea;
+    v_sig bytea;
+BEGIN
+    IF _hmac_reason.ts_raw IS NOT NULL THEN
+        -- Unix seconds as 1 to 18 decimal digits: no sign, no space, no fraction.
+        IF _hmac_reason.ts_raw = '' THEN
+            RETURN 'timestamp missing';
+        END IF;
+        IF pg_catalog.octet_length(_hmac_reason.ts_raw) > 18 OR _hmac_reason.ts_raw !~ '^[0-9]+$' THEN
+            RETURN 'timestamp malformed';
+        END IF;
+        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _hmac_reason.at))::bigint - _hmac_reason.ts_raw::bigint) > 300 THEN
+            RETURN 'timestamp out of tolerance';
+        END IF;
+    END IF;
+    IF pg_catalog.cardinality(_hmac_reason.sigs) > 0 THEN
+        FOREACH v_key IN ARRAY coalesce(_hmac_reason.keys,
+                ARRAY(SELECT pg_catalog.convert_to(s.secret, 'UTF8')
+                      FROM pg_catalog.unnest(_hmac_reason.secrets) WITH ORDINALITY AS s(secret, n)
+                      ORDER BY s.n)) LOOP
+            CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
+            v_mac := webhooks._hmac_sha256(v_key, _hmac_reason.msg);
+            FOREACH v_sig IN ARRAY _hmac_reason.sigs LOOP
+                IF webhooks._equal_ct(v_mac, v_sig) THEN
+                    RETURN NULL;
+                END IF;
+            END LOOP;
+        END LOOP;
+    END IF;
+    RETURN 'signature mismatch';
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._hmac_reason(secrets text[], msg bytea, sigs bytea[], ts_raw text, at timestamp with time zone, keys bytea[]) IS 'Private (_verify_<kind>): NULL when ts_raw (NULL: none signed) is unix seconds within 5 minutes of at and one of sigs is the HMAC-SHA256 of msg under one of the keys (the secrets'' UTF-8 bytes unless keys is given); else timestamp missing|malformed|out of tolerance (checked first, before any HMAC) or signature mismatch.';
+
 CREATE FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
@@ -447,11 +487,10 @@ CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT ext
 #variable_conflict use_column
 DECLARE
     v_text      text;
-    -- The top-level members the rules read: name -> {"t": json type,
+    -- The top-level members: name -> {"t": json type,
     -- "k": value as a key (string, or integer digits), "s": string value}.
     v_m         jsonb;
-    v_header_id text;
-    v_pick      text;
+    v_found     record;
     v_type      text;
 BEGIN
     BEGIN
@@ -493,105 +532,28 @@ BEGIN
                's', CASE WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}' END)
            ORDER BY m.n)
     INTO v_m
-    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n)
-    WHERE m.key IN ('job_id', 'request_id', 'id', 'event', 'type', 'action', 'event_id', 'event_type', 'challenge');
+    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n);
     v_m := coalesce(v_m, '{}');
 
     CASE _identify.kind
-    WHEN 'sume' THEN
-        v_header_id := coalesce(_identify.headers -> 'x-sume-event-id' ->> 0, '');
-        v_pick := CASE
-            WHEN coalesce(v_m -> 'job_id' ->> 't', 'null') <> 'null' THEN 'job_id'
-            WHEN coalesce(v_m -> 'request_id' ->> 't', 'null') <> 'null' THEN 'request_id'
-            WHEN coalesce(v_m -> 'id' ->> 't', 'null') <> 'null' THEN 'id'
-        END;
-        IF v_pick IS NOT NULL THEN
-            external_id := v_m -> v_pick ->> 'k';
-        ELSIF v_header_id <> '' THEN
-            external_id := v_header_id;
-        ELSE
-            reason := 'idempotency key missing';
-        END IF;
-        IF reason IS NULL AND NOT webhooks._valid_text(external_id) THEN
-            reason := 'idempotency key invalid';
-        END IF;
-        -- The header is not signed: it may only repeat the signed body id.
-        IF reason IS NULL AND v_header_id <> '' AND coalesce(v_m -> 'id' ->> 't', 'null') <> 'null'
-           AND (NOT webhooks._valid_text(v_m -> 'id' ->> 'k')
-                OR (v_m -> 'id' ->> 'k') <> v_header_id COLLATE "C") THEN
-            reason := 'event id mismatch';
-        END IF;
-        v_type := coalesce(nullif(v_m -> 'event' ->> 's', ''), nullif(v_m -> 'type' ->> 's', ''), '');
-
-    WHEN 'stripe' THEN
-        IF coalesce(v_m -> 'id' ->> 't', 'null') = 'null' THEN
-            reason := 'idempotency key missing';
-        ELSIF NOT webhooks._valid_text(v_m -> 'id' ->> 'k') THEN
-            reason := 'idempotency key invalid';
-        END IF;
-        external_id := v_m -> 'id' ->> 'k';
-        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
-
-    WHEN 'github' THEN
-        external_id := coalesce(_identify.headers -> 'x-github-delivery' ->> 0, '');
-        v_type := coalesce(_identify.headers -> 'x-github-event' ->> 0, '');
-        IF v_type <> '' AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL THEN
-            v_type := v_type || '.' || (v_m -> 'action' ->> 's');
-        END IF;
-
-    WHEN 'standardwebhooks' THEN
-        external_id := coalesce(_identify.headers -> 'webhook-id' ->> 0, '');
-        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
-
-    WHEN 'shopify' THEN
-        external_id := coalesce(_identify.headers -> 'x-shopify-event-id' ->> 0, '');
-        v_type := coalesce(_identify.headers -> 'x-shopify-topic' ->> 0, '');
-
-    WHEN 'slack' THEN
-        v_type := coalesce(nullif(v_m -> 'type' ->> 's', ''), '');
-        IF v_type = 'url_verification' THEN
-            IF nullif(v_m -> 'challenge' ->> 's', '') IS NOT NULL THEN
-                RETURN;  -- a handshake: payload set, no key, no type
-            END IF;
-            reason := 'idempotency key missing';
-        ELSIF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
-            reason := 'idempotency key missing';
-        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
-            reason := 'idempotency key invalid';
-        END IF;
-        external_id := v_m -> 'event_id' ->> 'k';
-        IF v_type = 'event_callback' THEN
-            -- jsonb keeps the last of a repeated name, as Go's encoding/json.
-            v_type := CASE WHEN pg_catalog.jsonb_typeof(payload -> 'event' -> 'type') = 'string'
-                           THEN payload -> 'event' ->> 'type' ELSE '' END;
-        END IF;
-
-    WHEN 'linear' THEN
-        external_id := coalesce(_identify.headers -> 'linear-delivery' ->> 0, '');
-        v_type := CASE WHEN nullif(v_m -> 'type' ->> 's', '') IS NOT NULL AND nullif(v_m -> 'action' ->> 's', '') IS NOT NULL
-                       THEN (v_m -> 'type' ->> 's') || '.' || (v_m -> 'action' ->> 's') ELSE '' END;
-
-    WHEN 'square', 'paddle' THEN
-        IF coalesce(v_m -> 'event_id' ->> 't', 'null') = 'null' THEN
-            reason := 'idempotency key missing';
-        ELSIF NOT webhooks._valid_text(v_m -> 'event_id' ->> 'k') THEN
-            reason := 'idempotency key invalid';
-        END IF;
-        external_id := v_m -> 'event_id' ->> 'k';
-        v_type := coalesce(nullif(v_m -> (CASE _identify.kind WHEN 'paddle' THEN 'event_type' ELSE 'type' END) ->> 's', ''), '');
-
+    WHEN 'github'           THEN v_found := webhooks._identify_github(_identify.headers, payload, v_m);
+    WHEN 'linear'           THEN v_found := webhooks._identify_linear(_identify.headers, payload, v_m);
+    WHEN 'paddle'           THEN v_found := webhooks._identify_paddle(_identify.headers, payload, v_m);
+    WHEN 'shopify'          THEN v_found := webhooks._identify_shopify(_identify.headers, payload, v_m);
+    WHEN 'slack'            THEN v_found := webhooks._identify_slack(_identify.headers, payload, v_m);
+    WHEN 'square'           THEN v_found := webhooks._identify_square(_identify.headers, payload, v_m);
+    WHEN 'standardwebhooks' THEN v_found := webhooks._identify_standardwebhooks(_identify.headers, payload, v_m);
+    WHEN 'stripe'           THEN v_found := webhooks._identify_stripe(_identify.headers, payload, v_m);
+    WHEN 'sume'             THEN v_found := webhooks._identify_sume(_identify.headers, payload, v_m);
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
-
-    -- The header-keyed kinds: a header sent empty counts as missing.
-    IF reason IS NULL AND _identify.kind IN ('github', 'standardwebhooks', 'shopify', 'linear') THEN
-        IF external_id = '' THEN
-            reason := 'idempotency key missing';
-        ELSIF NOT webhooks._valid_text(external_id) THEN
-            reason := 'idempotency key invalid';
-        END IF;
+    reason := v_found.reason;
+    external_id := v_found.external_id;
+    v_type := v_found.event_type;
+    IF reason IS NULL AND external_id IS NULL THEN
+        RETURN;  -- a handshake: payload set, no key, no type
     END IF;
 
     IF reason IS NULL THEN
@@ -613,6 +575,202 @@ END;
 $_$;
 
 COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
+
+CREATE FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_github.headers -> 'x-github-delivery' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := coalesce(_identify_github.headers -> 'x-github-event' ->> 0, '');
+    IF event_type <> '' AND nullif(_identify_github.members -> 'action' ->> 's', '') IS NOT NULL THEN
+        event_type := event_type || '.' || (_identify_github.members -> 'action' ->> 's');
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the github idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_linear.headers -> 'linear-delivery' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := CASE
+        WHEN nullif(_identify_linear.members -> 'type' ->> 's', '') IS NOT NULL
+             AND nullif(_identify_linear.members -> 'action' ->> 's', '') IS NOT NULL
+        THEN (_identify_linear.members -> 'type' ->> 's') || '.' || (_identify_linear.members -> 'action' ->> 's')
+        ELSE '' END;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the linear idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF coalesce(_identify_paddle.members -> 'event_id' ->> 't', 'null') = 'null' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(_identify_paddle.members -> 'event_id' ->> 'k') THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    external_id := _identify_paddle.members -> 'event_id' ->> 'k';
+    event_type := coalesce(nullif(_identify_paddle.members -> 'event_type' ->> 's', ''), '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_shopify.headers -> 'x-shopify-event-id' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := coalesce(_identify_shopify.headers -> 'x-shopify-topic' ->> 0, '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    event_type := coalesce(nullif(_identify_slack.members -> 'type' ->> 's', ''), '');
+    IF event_type = 'url_verification' THEN
+        event_type := NULL;
+        IF nullif(_identify_slack.members -> 'challenge' ->> 's', '') IS NULL THEN
+            reason := 'idempotency key missing';
+        END IF;
+        RETURN;  -- a handshake when no reason: no key, no type
+    END IF;
+    IF coalesce(_identify_slack.members -> 'event_id' ->> 't', 'null') = 'null' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(_identify_slack.members -> 'event_id' ->> 'k') THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    external_id := _identify_slack.members -> 'event_id' ->> 'k';
+    IF event_type = 'event_callback' THEN
+        -- jsonb keeps the last of a repeated name, as Go's encoding/json.
+        event_type := CASE WHEN pg_catalog.jsonb_typeof(_identify_slack.payload -> 'event' -> 'type') = 'string'
+                           THEN _identify_slack.payload -> 'event' ->> 'type' ELSE '' END;
+    END IF;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the slack idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF coalesce(_identify_square.members -> 'event_id' ->> 't', 'null') = 'null' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(_identify_square.members -> 'event_id' ->> 'k') THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    external_id := _identify_square.members -> 'event_id' ->> 'k';
+    event_type := coalesce(nullif(_identify_square.members -> 'type' ->> 's', ''), '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the square idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_standardwebhooks.headers -> 'webhook-id' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := coalesce(nullif(_identify_standardwebhooks.members -> 'type' ->> 's', ''), '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF coalesce(_identify_stripe.members -> 'id' ->> 't', 'null') = 'null' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(_identify_stripe.members -> 'id' ->> 'k') THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    external_id := _identify_stripe.members -> 'id' ->> 'k';
+    event_type := coalesce(nullif(_identify_stripe.members -> 'type' ->> 's', ''), '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the stripe idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+
+CREATE FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_header_id text;
+    v_pick      text;
+BEGIN
+    v_header_id := coalesce(_identify_sume.headers -> 'x-sume-event-id' ->> 0, '');
+    v_pick := CASE
+        WHEN coalesce(_identify_sume.members -> 'job_id' ->> 't', 'null') <> 'null' THEN 'job_id'
+        WHEN coalesce(_identify_sume.members -> 'request_id' ->> 't', 'null') <> 'null' THEN 'request_id'
+        WHEN coalesce(_identify_sume.members -> 'id' ->> 't', 'null') <> 'null' THEN 'id'
+    END;
+    IF v_pick IS NOT NULL THEN
+        external_id := _identify_sume.members -> v_pick ->> 'k';
+    ELSIF v_header_id <> '' THEN
+        external_id := v_header_id;
+    ELSE
+        reason := 'idempotency key missing';
+    END IF;
+    IF reason IS NULL AND NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    -- The header is not signed: it may only repeat the signed body id.
+    IF reason IS NULL AND v_header_id <> '' AND coalesce(_identify_sume.members -> 'id' ->> 't', 'null') <> 'null'
+       AND (NOT webhooks._valid_text(_identify_sume.members -> 'id' ->> 'k')
+            OR (_identify_sume.members -> 'id' ->> 'k') <> v_header_id COLLATE "C") THEN
+        reason := 'event id mismatch';
+    END IF;
+    event_type := coalesce(nullif(_identify_sume.members -> 'event' ->> 's', ''),
+                           nullif(_identify_sume.members -> 'type' ->> 's', ''), '');
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the sume idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
 
 CREATE FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -2222,319 +2380,407 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
 
-CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
+CREATE FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $_$
 DECLARE
-    -- Go's unicode.IsSpace as the inside of a regular-expression bracket
-    -- expression: what strings.TrimSpace, Fields and FieldsFunc split on.
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
     c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
-    v_header  text;
-    v_entry   text;
-    v_entries integer := 0;
-    v_pos     integer;
-    v_sigs    bytea[] := '{}';
-    v_asigs   bytea[] := '{}';  -- standardwebhooks v1a (Ed25519) signatures
-    v_pubs    bytea[];
-    v_sig     bytea;
-    v_ts_raw  text;     -- NULL for the kinds that sign no timestamp
-    v_ts_seen boolean := false;
-    v_ts      bigint;
-    v_prefix  text := '';
-    v_keys    bytea[];
-    v_key     bytea;
-    v_msg     bytea;
-    v_mac     bytea;
-    v_match   boolean := false;
-    v_member  json;
-    v_ms      bigint;
+    v_header text;
 BEGIN
-    CASE _verify_signature.kind
-    WHEN 'sume' THEN
-        v_header := coalesce(_verify_signature.headers -> 'x-sume-signature' ->> 0, '');
-        FOR v_entry IN
-            SELECT e FROM pg_catalog.regexp_split_to_table(v_header, '[,' || c_ws || ']+') AS e WHERE e <> ''
-        LOOP
-            v_entries := v_entries + 1;
-            IF pg_catalog.starts_with(v_entry, 'v1=') AND pg_catalog.substr(v_entry, 4) ~ c_hex64 THEN
-                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, 4), 'hex');
-            END IF;
-        END LOOP;
-        IF v_entries = 0 THEN
-            RETURN 'signature missing';
-        END IF;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_ts_raw := coalesce(_verify_signature.headers -> 'x-sume-timestamp' ->> 0, '');
-        v_prefix := v_ts_raw || '.';
-
-    WHEN 'stripe' THEN
-        v_header := coalesce(_verify_signature.headers -> 'stripe-signature' ->> 0, '');
-        IF v_header ~ ('^[' || c_ws || ']*$') THEN
-            RETURN 'signature missing';
-        END IF;
-        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ',') LOOP
-            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-            v_pos := pg_catalog.strpos(v_entry, '=');
-            CONTINUE WHEN v_pos = 0;
-            IF pg_catalog.left(v_entry, v_pos - 1) = 't' THEN
-                -- Which of two different t values was signed would be a guess.
-                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
-                    RETURN 'timestamp malformed';
-                END IF;
-                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
-                v_ts_seen := true;
-            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'v1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
-                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
-            END IF;
-        END LOOP;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
-            RETURN 'signature malformed';
-        END IF;
-        IF NOT v_ts_seen THEN
-            RETURN 'timestamp missing';
-        END IF;
-        IF v_ts_raw = '' THEN
-            RETURN 'timestamp malformed';
-        END IF;
-        v_prefix := v_ts_raw || '.';
-
-    WHEN 'github' THEN
-        v_header := pg_catalog.regexp_replace(
-            coalesce(_verify_signature.headers -> 'x-hub-signature-256' ->> 0, ''),
-            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-        IF v_header = '' THEN
-            RETURN 'signature missing';
-        END IF;
-        IF NOT pg_catalog.starts_with(v_header, 'sha256=') OR pg_catalog.substr(v_header, 8) !~ c_hex64 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 8), 'hex')];
-
-    WHEN 'standardwebhooks' THEN
-        v_header := coalesce(_verify_signature.headers -> 'webhook-signature' ->> 0, '');
-        FOR v_entry IN
-            SELECT e FROM pg_catalog.regexp_split_to_table(v_header, '[' || c_ws || ']+') AS e WHERE e <> ''
-        LOOP
-            v_entries := v_entries + 1;
-            v_pos := pg_catalog.strpos(v_entry, ',');
-            -- Entries of other versions are skipped.
-            IF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1'
-               AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{43}=$' THEN
-                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
-            ELSIF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1a'
-               AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{86}==$' THEN
-                v_asigs := v_asigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
-            END IF;
-        END LOOP;
-        IF v_entries = 0 THEN
-            RETURN 'signature missing';
-        END IF;
-        IF pg_catalog.cardinality(v_sigs) = 0 AND pg_catalog.cardinality(v_asigs) = 0 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_ts_raw := coalesce(_verify_signature.headers -> 'webhook-timestamp' ->> 0, '');
-        -- A missing webhook-id is signed as empty; _identify() then refuses
-        -- the delivery for its missing idempotency key.
-        v_prefix := coalesce(_verify_signature.headers -> 'webhook-id' ->> 0, '') || '.' || v_ts_raw || '.';
-
-    WHEN 'shopify' THEN
-        v_header := pg_catalog.regexp_replace(
-            coalesce(_verify_signature.headers -> 'x-shopify-hmac-sha256' ->> 0, ''),
-            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-        IF v_header = '' THEN
-            RETURN 'signature missing';
-        END IF;
-        v_sig := webhooks._base64_decode(v_header, true);
-        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_sigs := ARRAY[v_sig];
-
-    WHEN 'paddle' THEN
-        v_header := coalesce(_verify_signature.headers -> 'paddle-signature' ->> 0, '');
-        IF v_header ~ ('^[' || c_ws || ']*$') THEN
-            RETURN 'signature missing';
-        END IF;
-        FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
-            v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-            v_pos := pg_catalog.strpos(v_entry, '=');
-            CONTINUE WHEN v_pos = 0;
-            IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
-                -- Which of two different ts values was signed would be a guess.
-                IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
-                    RETURN 'timestamp malformed';
-                END IF;
-                v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
-                v_ts_seen := true;
-            ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
-                v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
-            END IF;
-        END LOOP;
-        IF pg_catalog.cardinality(v_sigs) = 0 THEN
-            RETURN 'signature malformed';
-        END IF;
-        IF NOT v_ts_seen THEN
-            RETURN 'timestamp missing';
-        END IF;
-        IF v_ts_raw = '' THEN
-            RETURN 'timestamp malformed';
-        END IF;
-        v_prefix := v_ts_raw || ':';
-    WHEN 'slack' THEN
-        v_header := pg_catalog.regexp_replace(
-            coalesce(_verify_signature.headers -> 'x-slack-signature' ->> 0, ''),
-            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-        IF v_header = '' THEN
-            RETURN 'signature missing';
-        END IF;
-        IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_sigs := ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')];
-        v_ts_raw := coalesce(_verify_signature.headers -> 'x-slack-request-timestamp' ->> 0, '');
-        v_prefix := 'v0:' || v_ts_raw || ':';
-
-    WHEN 'linear' THEN
-        v_header := pg_catalog.regexp_replace(
-            coalesce(_verify_signature.headers -> 'linear-signature' ->> 0, ''),
-            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-        IF v_header = '' THEN
-            RETURN 'signature missing';
-        END IF;
-        IF v_header !~ c_hex64 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_sigs := ARRAY[pg_catalog.decode(v_header, 'hex')];
-
-    WHEN 'square' THEN
-        IF _verify_signature.url IS NULL THEN
-            RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
-        END IF;
-        v_header := pg_catalog.regexp_replace(
-            coalesce(_verify_signature.headers -> 'x-square-hmacsha256-signature' ->> 0, ''),
-            '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
-        IF v_header = '' THEN
-            RETURN 'signature missing';
-        END IF;
-        v_sig := webhooks._base64_decode(v_header, true);
-        IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
-            RETURN 'signature malformed';
-        END IF;
-        v_sigs := ARRAY[v_sig];
-        v_prefix := _verify_signature.url;
-
-    ELSE
-        RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
-            USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-
-    IF v_ts_raw IS NOT NULL THEN
-        -- Unix seconds as 1 to 18 decimal digits: no sign, no space, no fraction.
-        IF v_ts_raw = '' THEN
-            RETURN 'timestamp missing';
-        END IF;
-        IF pg_catalog.octet_length(v_ts_raw) > 18 OR v_ts_raw !~ '^[0-9]+$' THEN
-            RETURN 'timestamp malformed';
-        END IF;
-        v_ts := v_ts_raw::bigint;
-        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at))::bigint - v_ts) > 300 THEN
-            RETURN 'timestamp out of tolerance';
-        END IF;
+    v_header := pg_catalog.regexp_replace(
+        coalesce(_verify_github.headers -> 'x-hub-signature-256' ->> 0, ''), '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+    IF v_header = '' THEN
+        RETURN 'signature missing';
     END IF;
+    IF NOT pg_catalog.starts_with(v_header, 'sha256=') OR pg_catalog.substr(v_header, 8) !~ c_hex64 THEN
+        RETURN 'signature malformed';
+    END IF;
+    RETURN webhooks._hmac_reason(_verify_github.secrets, _verify_github.body,
+        ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 8), 'hex')], NULL, _verify_github.at);
+END;
+$_$;
 
-    IF _verify_signature.kind = 'standardwebhooks' THEN
-        v_keys := ARRAY(SELECT webhooks._whsec_key(s.secret)
-                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
-                        WHERE NOT pg_catalog.starts_with(s.secret, 'whpk_')
-                        ORDER BY s.n);
-        v_pubs := ARRAY(SELECT webhooks._whpk_key(s.secret)
-                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
-                        WHERE pg_catalog.starts_with(s.secret, 'whpk_')
-                        ORDER BY s.n);
-    ELSE
-        v_keys := ARRAY(SELECT pg_catalog.convert_to(s.secret, 'UTF8')
-                        FROM pg_catalog.unnest(_verify_signature.secrets) WITH ORDINALITY AS s(secret, n)
-                        ORDER BY s.n);
-    END IF;
+COMMENT ON FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the github signature: X-Hub-Signature-256 sha256=<hex> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
-    v_msg := pg_catalog.convert_to(v_prefix, 'UTF8') || _verify_signature.body;
-    -- A MAC only when there is a signature to compare it with (a header of
-    -- v1a entries alone has none).
-    IF pg_catalog.cardinality(v_sigs) > 0 THEN
-        <<secrets>>
-        FOREACH v_key IN ARRAY v_keys LOOP
-            CONTINUE WHEN v_key IS NULL OR v_key = ''::bytea;  -- unusable secret: never matches
-            v_mac := webhooks._hmac_sha256(v_key, v_msg);
-            FOREACH v_sig IN ARRAY v_sigs LOOP
-                IF webhooks._equal_ct(v_mac, v_sig) THEN
-                    v_match := true;
-                    EXIT secrets;
-                END IF;
-            END LOOP;
-        END LOOP;
+CREATE FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
+    v_header text;
+    v_reason text;
+    v_member json;
+    v_ms     bigint;
+BEGIN
+    v_header := pg_catalog.regexp_replace(
+        coalesce(_verify_linear.headers -> 'linear-signature' ->> 0, ''), '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+    IF v_header = '' THEN
+        RETURN 'signature missing';
     END IF;
-    -- Ed25519 costs far more than an HMAC: tried only when no v1 matched.
-    IF NOT v_match AND pg_catalog.cardinality(v_asigs) > 0 THEN
-        <<pubs>>
-        FOREACH v_key IN ARRAY coalesce(v_pubs, '{}') LOOP
-            CONTINUE WHEN v_key IS NULL;
-            FOREACH v_sig IN ARRAY v_asigs LOOP
-                IF webhooks._ed25519_verify(v_key, v_msg, v_sig) THEN
-                    v_match := true;
-                    EXIT pubs;
-                END IF;
-            END LOOP;
-        END LOOP;
+    IF v_header !~ c_hex64 THEN
+        RETURN 'signature malformed';
     END IF;
-    IF NOT v_match THEN
-        RETURN 'signature mismatch';
+    v_reason := webhooks._hmac_reason(_verify_linear.secrets, _verify_linear.body,
+        ARRAY[pg_catalog.decode(v_header, 'hex')], NULL, _verify_linear.at);
+    IF v_reason IS NOT NULL THEN
+        RETURN v_reason;
     END IF;
-
-    IF _verify_signature.kind = 'linear' THEN
-        -- The timestamp is inside the signed body: its top-level member, the
-        -- last one when the name is given twice (as Go's encoding/json), as
-        -- written (json, not jsonb, which would turn 17e11 into digits). A
-        -- body jsonb refuses (not UTF-8 or JSON, \u0000, ...) or that is
-        -- not an object has none to read: _identify refuses it (body not json).
+    -- The timestamp: the top-level member, the last one when the name is
+    -- given twice (as Go's encoding/json), as written (json, not jsonb, which
+    -- would turn 17e11 into digits). A body jsonb refuses (not UTF-8 or JSON,
+    -- \u0000, ...) or that is not an object has none to read.
+    BEGIN
+        IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_linear.body, 'UTF8')::jsonb) = 'object' THEN
+            v_ms := 0;  -- an object: its timestamp is checked
+            SELECT m.value INTO v_member
+            FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_linear.body, 'UTF8')::json)
+                 WITH ORDINALITY AS m(key, value, n)
+            WHERE m.key = 'webhookTimestamp'
+            ORDER BY m.n DESC
+            LIMIT 1;
+        END IF;
+    EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
         v_ms := NULL;
-        BEGIN
-            IF pg_catalog.jsonb_typeof(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::jsonb) = 'object' THEN
-                v_ms := 0;  -- an object: its timestamp is checked
-                SELECT m.value INTO v_member
-                FROM pg_catalog.json_each(pg_catalog.convert_from(_verify_signature.body, 'UTF8')::json)
-                     WITH ORDINALITY AS m(key, value, n)
-                WHERE m.key = 'webhookTimestamp'
-                ORDER BY m.n DESC
-                LIMIT 1;
-            END IF;
-        EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-            v_ms := NULL;
-        END;
-        IF v_ms IS NULL THEN
-            RETURN NULL;
-        END IF;
-        IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
-            RETURN 'timestamp missing';
-        END IF;
-        IF v_member::text !~ '^[0-9]{1,18}$' THEN
-            RETURN 'timestamp malformed';
-        END IF;
-        v_ms := v_member::text::bigint;
-        IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_signature.at) * 1000)::bigint - v_ms) > 300000 THEN
-            RETURN 'timestamp out of tolerance';
-        END IF;
+    END;
+    IF v_ms IS NULL THEN
+        RETURN NULL;
     END IF;
-
+    IF v_member IS NULL OR pg_catalog.json_typeof(v_member) = 'null' THEN
+        RETURN 'timestamp missing';
+    END IF;
+    IF v_member::text !~ '^[0-9]{1,18}$' THEN
+        RETURN 'timestamp malformed';
+    END IF;
+    v_ms := v_member::text::bigint;
+    IF pg_catalog.abs(pg_catalog.floor(EXTRACT(epoch FROM _verify_linear.at) * 1000)::bigint - v_ms) > 300000 THEN
+        RETURN 'timestamp out of tolerance';
+    END IF;
     RETURN NULL;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. url: the notification URL kind square signs before the body.';
+COMMENT ON FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the linear signature: Linear-Signature <hex> over the body, then the body''s webhookTimestamp (unix ms) within 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_paddle(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
+    v_header  text;
+    v_entry   text;
+    v_pos     integer;
+    v_sigs    bytea[] := '{}';
+    v_ts_raw  text;
+    v_ts_seen boolean := false;
+BEGIN
+    v_header := coalesce(_verify_paddle.headers -> 'paddle-signature' ->> 0, '');
+    IF v_header ~ ('^[' || c_ws || ']*$') THEN
+        RETURN 'signature missing';
+    END IF;
+    FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ';') LOOP
+        v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        v_pos := pg_catalog.strpos(v_entry, '=');
+        CONTINUE WHEN v_pos = 0;
+        IF pg_catalog.left(v_entry, v_pos - 1) = 'ts' THEN
+            IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                RETURN 'timestamp malformed';
+            END IF;
+            v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+            v_ts_seen := true;
+        ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'h1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+            v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+        END IF;
+    END LOOP;
+    IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        RETURN 'signature malformed';
+    END IF;
+    IF NOT v_ts_seen THEN
+        RETURN 'timestamp missing';
+    END IF;
+    IF v_ts_raw = '' THEN
+        RETURN 'timestamp malformed';
+    END IF;
+    RETURN webhooks._hmac_reason(_verify_paddle.secrets,
+        pg_catalog.convert_to(v_ts_raw || ':', 'UTF8') || _verify_paddle.body, v_sigs, v_ts_raw, _verify_paddle.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_paddle(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the paddle signature: Paddle-Signature ts=<ts>;h1=<hex> over "<ts>:<body>", 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    v_header text;
+    v_sig    bytea;
+BEGIN
+    v_header := pg_catalog.regexp_replace(
+        coalesce(_verify_shopify.headers -> 'x-shopify-hmac-sha256' ->> 0, ''), '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+    IF v_header = '' THEN
+        RETURN 'signature missing';
+    END IF;
+    v_sig := webhooks._base64_decode(v_header, true);
+    IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+        RETURN 'signature malformed';
+    END IF;
+    RETURN webhooks._hmac_reason(_verify_shopify.secrets, _verify_shopify.body, ARRAY[v_sig], NULL, _verify_shopify.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the shopify signature: X-Shopify-Hmac-Sha256 <base64> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+BEGIN
+    CASE _verify_signature.kind
+    WHEN 'github'           THEN RETURN webhooks._verify_github(secrets, headers, body, at, url);
+    WHEN 'linear'           THEN RETURN webhooks._verify_linear(secrets, headers, body, at, url);
+    WHEN 'paddle'           THEN RETURN webhooks._verify_paddle(secrets, headers, body, at, url);
+    WHEN 'shopify'          THEN RETURN webhooks._verify_shopify(secrets, headers, body, at, url);
+    WHEN 'slack'            THEN RETURN webhooks._verify_slack(secrets, headers, body, at, url);
+    WHEN 'square'           THEN RETURN webhooks._verify_square(secrets, headers, body, at, url);
+    WHEN 'standardwebhooks' THEN RETURN webhooks._verify_standardwebhooks(secrets, headers, body, at, url);
+    WHEN 'stripe'           THEN RETURN webhooks._verify_stripe(secrets, headers, body, at, url);
+    WHEN 'sume'             THEN RETURN webhooks._verify_sume(secrets, headers, body, at, url);
+    ELSE
+        RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _verify_signature.kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private: the runner''s Provider.Verify in SQL. Returns NULL when the signature of (headers, body) verifies with any of the secrets for the provider kind (and a signed timestamp is within 5 minutes of at), else the runner''s reason: signature missing|malformed|mismatch, timestamp missing|malformed|out of tolerance. Dispatches to webhooks._verify_<kind>; url: the notification URL kind square signs before the body.';
+
+CREATE FUNCTION webhooks._verify_slack(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
+    v_header text;
+    v_ts_raw text;
+BEGIN
+    v_header := pg_catalog.regexp_replace(
+        coalesce(_verify_slack.headers -> 'x-slack-signature' ->> 0, ''), '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+    IF v_header = '' THEN
+        RETURN 'signature missing';
+    END IF;
+    IF NOT pg_catalog.starts_with(v_header, 'v0=') OR pg_catalog.substr(v_header, 4) !~ c_hex64 THEN
+        RETURN 'signature malformed';
+    END IF;
+    v_ts_raw := coalesce(_verify_slack.headers -> 'x-slack-request-timestamp' ->> 0, '');
+    RETURN webhooks._hmac_reason(_verify_slack.secrets,
+        pg_catalog.convert_to('v0:' || v_ts_raw || ':', 'UTF8') || _verify_slack.body,
+        ARRAY[pg_catalog.decode(pg_catalog.substr(v_header, 4), 'hex')], v_ts_raw, _verify_slack.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_slack(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the slack signature: X-Slack-Signature v0=<hex> over "v0:<X-Slack-Request-Timestamp>:<body>", 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_square(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    v_header text;
+    v_sig    bytea;
+BEGIN
+    IF _verify_square.url IS NULL THEN
+        RAISE EXCEPTION 'pginbox: provider kind square needs its notification URL'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Configure it with webhooks.set_provider(provider, ''square'', secrets, url).';
+    END IF;
+    v_header := pg_catalog.regexp_replace(
+        coalesce(_verify_square.headers -> 'x-square-hmacsha256-signature' ->> 0, ''), '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+    IF v_header = '' THEN
+        RETURN 'signature missing';
+    END IF;
+    v_sig := webhooks._base64_decode(v_header, true);
+    IF v_sig IS NULL OR pg_catalog.octet_length(v_sig) <> 32 THEN
+        RETURN 'signature malformed';
+    END IF;
+    RETURN webhooks._hmac_reason(_verify_square.secrets, pg_catalog.convert_to(_verify_square.url, 'UTF8') || _verify_square.body, ARRAY[v_sig], NULL, _verify_square.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_square(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the square signature: X-Square-HmacSha256-Signature <base64> over "<url><body>", url being the notification URL registered at Square. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_standardwebhooks(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    v_entry   text;
+    v_entries integer := 0;
+    v_pos     integer;
+    v_sigs    bytea[] := '{}';
+    v_asigs   bytea[] := '{}';
+    v_ts_raw  text;
+    v_msg     bytea;
+    v_reason  text;
+    v_key     bytea;
+    v_sig     bytea;
+BEGIN
+    FOR v_entry IN
+        SELECT e FROM pg_catalog.regexp_split_to_table(
+            coalesce(_verify_standardwebhooks.headers -> 'webhook-signature' ->> 0, ''), '[' || c_ws || ']+') AS e
+        WHERE e <> ''
+    LOOP
+        v_entries := v_entries + 1;
+        v_pos := pg_catalog.strpos(v_entry, ',');
+        IF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1'
+           AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{43}=$' THEN
+            v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
+        ELSIF v_pos > 0 AND pg_catalog.left(v_entry, v_pos - 1) = 'v1a'
+           AND pg_catalog.substr(v_entry, v_pos + 1) ~ '^[A-Za-z0-9+/]{86}==$' THEN
+            v_asigs := v_asigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'base64');
+        END IF;
+    END LOOP;
+    IF v_entries = 0 THEN
+        RETURN 'signature missing';
+    END IF;
+    IF pg_catalog.cardinality(v_sigs) = 0 AND pg_catalog.cardinality(v_asigs) = 0 THEN
+        RETURN 'signature malformed';
+    END IF;
+    v_ts_raw := coalesce(_verify_standardwebhooks.headers -> 'webhook-timestamp' ->> 0, '');
+    -- A missing webhook-id is signed as empty; _identify_standardwebhooks then
+    -- refuses the delivery for its missing idempotency key.
+    v_msg := pg_catalog.convert_to(
+        coalesce(_verify_standardwebhooks.headers -> 'webhook-id' ->> 0, '') || '.' || v_ts_raw || '.', 'UTF8')
+        || _verify_standardwebhooks.body;
+    v_reason := webhooks._hmac_reason(_verify_standardwebhooks.secrets, v_msg, v_sigs, v_ts_raw, _verify_standardwebhooks.at,
+        ARRAY(SELECT webhooks._whsec_key(s.secret)
+              FROM pg_catalog.unnest(_verify_standardwebhooks.secrets) WITH ORDINALITY AS s(secret, n)
+              WHERE NOT pg_catalog.starts_with(s.secret, 'whpk_')
+              ORDER BY s.n));
+    -- Ed25519 costs far more than an HMAC: tried only when no v1 matched and
+    -- the timestamp passed (a timestamp reason is returned as it is).
+    IF v_reason IS DISTINCT FROM 'signature mismatch' OR pg_catalog.cardinality(v_asigs) = 0 THEN
+        RETURN v_reason;
+    END IF;
+    FOR v_key IN
+        SELECT webhooks._whpk_key(s.secret)
+        FROM pg_catalog.unnest(_verify_standardwebhooks.secrets) WITH ORDINALITY AS s(secret, n)
+        WHERE pg_catalog.starts_with(s.secret, 'whpk_')
+        ORDER BY s.n
+    LOOP
+        CONTINUE WHEN v_key IS NULL;
+        FOREACH v_sig IN ARRAY v_asigs LOOP
+            IF webhooks._ed25519_verify(v_key, v_msg, v_sig) THEN
+                RETURN NULL;
+            END IF;
+        END LOOP;
+    END LOOP;
+    RETURN 'signature mismatch';
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_standardwebhooks(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the standardwebhooks signature: webhook-signature v1,<base64> (HMAC, whsec_ secrets) and v1a,<base64> (Ed25519, whpk_ keys, tried only when no v1 matched) over "<webhook-id>.<webhook-timestamp>.<body>", 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_stripe(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
+    v_header  text;
+    v_entry   text;
+    v_pos     integer;
+    v_sigs    bytea[] := '{}';
+    v_ts_raw  text;
+    v_ts_seen boolean := false;
+BEGIN
+    v_header := coalesce(_verify_stripe.headers -> 'stripe-signature' ->> 0, '');
+    IF v_header ~ ('^[' || c_ws || ']*$') THEN
+        RETURN 'signature missing';
+    END IF;
+    FOREACH v_entry IN ARRAY pg_catalog.string_to_array(v_header, ',') LOOP
+        v_entry := pg_catalog.regexp_replace(v_entry, '^[' || c_ws || ']+|[' || c_ws || ']+$', '', 'g');
+        v_pos := pg_catalog.strpos(v_entry, '=');
+        CONTINUE WHEN v_pos = 0;
+        IF pg_catalog.left(v_entry, v_pos - 1) = 't' THEN
+            IF v_ts_seen AND pg_catalog.substr(v_entry, v_pos + 1) <> v_ts_raw COLLATE "C" THEN
+                RETURN 'timestamp malformed';
+            END IF;
+            v_ts_raw := pg_catalog.substr(v_entry, v_pos + 1);
+            v_ts_seen := true;
+        ELSIF pg_catalog.left(v_entry, v_pos - 1) = 'v1' AND pg_catalog.substr(v_entry, v_pos + 1) ~ c_hex64 THEN
+            v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, v_pos + 1), 'hex');
+        END IF;
+    END LOOP;
+    IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        RETURN 'signature malformed';
+    END IF;
+    IF NOT v_ts_seen THEN
+        RETURN 'timestamp missing';
+    END IF;
+    IF v_ts_raw = '' THEN
+        RETURN 'timestamp malformed';
+    END IF;
+    RETURN webhooks._hmac_reason(_verify_stripe.secrets,
+        pg_catalog.convert_to(v_ts_raw || '.', 'UTF8') || _verify_stripe.body, v_sigs, v_ts_raw, _verify_stripe.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_stripe(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the stripe signature: Stripe-Signature t=<ts>,v1=<hex> over "<t>.<body>", 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
+
+CREATE FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $_$
+DECLARE
+    -- Go's unicode.IsSpace as the inside of a bracket expression (what
+    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
+    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
+    v_entry   text;
+    v_entries integer := 0;
+    v_sigs    bytea[] := '{}';
+    v_ts_raw  text;
+BEGIN
+    FOR v_entry IN
+        SELECT e FROM pg_catalog.regexp_split_to_table(
+            coalesce(_verify_sume.headers -> 'x-sume-signature' ->> 0, ''), '[,' || c_ws || ']+') AS e
+        WHERE e <> ''
+    LOOP
+        v_entries := v_entries + 1;
+        IF pg_catalog.starts_with(v_entry, 'v1=') AND pg_catalog.substr(v_entry, 4) ~ c_hex64 THEN
+            v_sigs := v_sigs || pg_catalog.decode(pg_catalog.substr(v_entry, 4), 'hex');
+        END IF;
+    END LOOP;
+    IF v_entries = 0 THEN
+        RETURN 'signature missing';
+    END IF;
+    IF pg_catalog.cardinality(v_sigs) = 0 THEN
+        RETURN 'signature malformed';
+    END IF;
+    v_ts_raw := coalesce(_verify_sume.headers -> 'x-sume-timestamp' ->> 0, '');
+    RETURN webhooks._hmac_reason(_verify_sume.secrets,
+        pg_catalog.convert_to(v_ts_raw || '.', 'UTF8') || _verify_sume.body, v_sigs, v_ts_raw, _verify_sume.at);
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the sume signature: X-Sume-Signature v1=<hex> entries over "<X-Sume-Timestamp>.<body>", 5 minutes either way. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
 CREATE FUNCTION webhooks._whpk_key(secret text) RETURNS bytea
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -4615,16 +4861,19 @@ CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], 
     AS $_$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
     -- An absolute http(s) URL with a host, no fragment, no space or control character.
     c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
-    v_n     integer;
-    v_key   bytea;
+    v_n         integer;
+    v_key       bytea;
+    v_signs_url boolean;
 BEGIN
     PERFORM webhooks._require_text('provider', set_provider.provider, 64);
-    IF set_provider.kind IS NULL OR NOT set_provider.kind = ANY (c_kinds) THEN
+    -- The kinds are the rows of webhooks.provider_kinds.
+    SELECT k.signs_url INTO v_signs_url FROM webhooks.provider_kinds AS k WHERE k.kind = set_provider.kind;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'pginbox: unknown provider kind "%" (supported: %)',
-            coalesce(set_provider.kind, 'NULL'), pg_catalog.array_to_string(c_kinds, ', ')
+            coalesce(set_provider.kind, 'NULL'),
+            (SELECT pg_catalog.string_agg(k.kind, ', ' ORDER BY k.kind COLLATE "C") FROM webhooks.provider_kinds AS k)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_n := coalesce(pg_catalog.cardinality(set_provider.secrets), 0);
@@ -4669,14 +4918,14 @@ BEGIN
         END IF;
     END LOOP;
 
-    IF set_provider.kind = 'square' THEN
+    IF v_signs_url THEN
         IF coalesce(set_provider.url, '') = '' THEN
-            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+            RAISE EXCEPTION 'pginbox: provider kind %: the notification URL is required', set_provider.kind
                 USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+                      HINT = 'The kind signs "<notification URL><body>": pass the exact URL registered at the provider as url.';
         END IF;
         IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
-            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+            RAISE EXCEPTION 'pginbox: provider kind %: url "%" is not an absolute http(s) URL without a fragment', set_provider.kind, set_provider.url
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
     ELSIF set_provider.url IS NOT NULL THEN
@@ -4697,7 +4946,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) IS 'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
+COMMENT ON FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text) IS 'Configures a provider for webhooks.ingest_signed(): its kind (a row of webhooks.provider_kinds) and the complete list of secrets it accepts (rotation: several), replacing the previous list. Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';
 
 CREATE FUNCTION webhooks.tombstone(provider text, external_id text, reason text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5237,6 +5486,14 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
 
 COMMENT ON MATERIALIZED VIEW webhooks.payload_15m IS 'Per provider, events received in the last 15 minutes: Sume failed jobs without an error object, sampled webhooks (2,000 to 4,000 at most) stating a time (timed) and an event time (event_timed), the median skew of the stated time against receipt and the p99 delay of receipt after the event time (seconds), the largest payload (bytes).';
 
+CREATE TABLE webhooks.provider_kinds (
+    kind text NOT NULL,
+    signs_url boolean DEFAULT false NOT NULL,
+    CONSTRAINT provider_kinds_kind_check CHECK ((kind ~ '^[a-z][a-z0-9]{0,39}$'::text))
+);
+
+COMMENT ON TABLE webhooks.provider_kinds IS 'The provider kinds webhooks.set_provider() accepts, each verified by webhooks._verify_<kind> and identified by webhooks._identify_<kind>; signs_url: its signature covers the notification URL (square).';
+
 CREATE TABLE webhooks.provider_pauses (
     id bigint NOT NULL,
     provider text NOT NULL,
@@ -5264,7 +5521,6 @@ CREATE TABLE webhooks.provider_secrets (
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     url text,
-    CONSTRAINT provider_secrets_kind_check CHECK ((kind = ANY (ARRAY['github'::text, 'linear'::text, 'paddle'::text, 'shopify'::text, 'slack'::text, 'square'::text, 'standardwebhooks'::text, 'stripe'::text, 'sume'::text]))),
     CONSTRAINT provider_secrets_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
     CONSTRAINT provider_secrets_secret_check CHECK ((secret <> ''::text))
 );
@@ -5446,6 +5702,9 @@ ALTER TABLE ONLY webhooks.out_of_order_pruned
 ALTER TABLE ONLY webhooks.paused_providers
     ADD CONSTRAINT paused_providers_pkey PRIMARY KEY (provider);
 
+ALTER TABLE ONLY webhooks.provider_kinds
+    ADD CONSTRAINT provider_kinds_pkey PRIMARY KEY (kind);
+
 ALTER TABLE ONLY webhooks.provider_pauses
     ADD CONSTRAINT provider_pauses_pkey PRIMARY KEY (id);
 
@@ -5536,6 +5795,9 @@ ALTER TABLE ONLY webhooks.contradictions
 ALTER TABLE ONLY webhooks.event_errors
     ADD CONSTRAINT event_errors_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
+ALTER TABLE ONLY webhooks.provider_secrets
+    ADD CONSTRAINT provider_secrets_kind_fkey FOREIGN KEY (kind) REFERENCES webhooks.provider_kinds(kind);
+
 ALTER TABLE ONLY webhooks.replays
     ADD CONSTRAINT replays_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
 
@@ -5555,11 +5817,31 @@ REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._hmac_reason(secrets text[], msg bytea, sigs bytea[], ts_raw text, at timestamp with time zone, keys bytea[]) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) FROM PUBLIC;
 
@@ -5625,7 +5907,25 @@ REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._valid_text(s text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_paddle(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_slack(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_square(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_standardwebhooks(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_stripe(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whpk_key(secret text) FROM PUBLIC;
 

@@ -14,6 +14,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ import (
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
-// signatureVector is one case of testdata/signature_vectors.json, written by
+// signatureVector is one case of testdata/vectors/<kind>.json, written by
 // tests/cmd/genvectors. Each runs through the Go verifier and the SQL one.
 type signatureVector struct {
 	Name    string          `json:"name"`
@@ -70,19 +71,40 @@ var sqlStatus = map[string]int{
 	"42704": http.StatusNotFound,     // undefined_object
 }
 
+// vectorsDir holds one file of vectors per kind, <kind>.json, written by
+// tests/cmd/genvectors.
+const vectorsDir = "testdata/vectors"
+
 func loadVectors(t *testing.T) []signatureVector {
 	t.Helper()
-	data, err := os.ReadFile("testdata/signature_vectors.json")
+	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var vs []signatureVector
-	if err := dec.Decode(&vs); err != nil {
-		t.Fatalf("signature_vectors.json: %v", err)
+	if len(files) == 0 {
+		t.Fatalf("no vectors in %s", vectorsDir)
 	}
-	return vs
+	var all []signatureVector
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		var vs []signatureVector
+		if err := dec.Decode(&vs); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		kind := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, v := range vs {
+			if v.Kind != kind {
+				t.Fatalf("%s: vector %s is of kind %s", f, v.Name, v.Kind)
+			}
+		}
+		all = append(all, vs...)
+	}
+	return all
 }
 
 func (v signatureVector) body(t testing.TB) []byte {

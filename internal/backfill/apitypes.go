@@ -1,69 +1,69 @@
 package backfill
 
-import "github.com/pginbox/pginbox/internal/backfill/apiclient"
+import "github.com/pginbox/pginbox/internal/provider/api"
 
-// The types a provider API client implements and returns live in
-// [apiclient], which the provider kinds' clients import (they cannot import
-// this package: [APIs] and [EventLogs] build them). They are named here too,
+// The types a provider API client implements and returns live in package
+// [api] (internal/provider/api), which the provider kinds' clients import
+// (they cannot import this package: [APIs] and [EventLogs] build them). They are named here too,
 // so a pass's callers need only this package.
 
 // Gap is an expected event that did not arrive by its deadline: one row of
-// webhooks.find_gaps() ([apiclient.Gap]).
-type Gap = apiclient.Gap
+// webhooks.find_gaps() ([api.Gap]).
+type Gap = api.Gap
 
-// StatusAPI asks one provider's API about a gap ([apiclient.StatusAPI]).
-type StatusAPI = apiclient.StatusAPI
+// StatusAPI asks one provider's API about a gap ([api.StatusAPI]).
+type StatusAPI = api.StatusAPI
 
-// EventLog lists what one provider sent ([apiclient.EventLog]).
-type EventLog = apiclient.EventLog
+// EventLog lists what one provider sent ([api.EventLog]).
+type EventLog = api.EventLog
 
-// LogEntry is one event of a provider's log ([apiclient.LogEntry]).
-type LogEntry = apiclient.LogEntry
+// LogEntry is one event of a provider's log ([api.LogEntry]).
+type LogEntry = api.LogEntry
 
-// LogPage is one page of a provider's log ([apiclient.LogPage]).
-type LogPage = apiclient.LogPage
+// LogPage is one page of a provider's log ([api.LogPage]).
+type LogPage = api.LogPage
 
-// Lookup is a provider API's definite answer about one gap ([apiclient.Lookup]).
-type Lookup = apiclient.Lookup
+// Lookup is a provider API's definite answer about one gap ([api.Lookup]).
+type Lookup = api.Lookup
 
-// LookupState is what a provider's API said about a gap ([apiclient.LookupState]).
-type LookupState = apiclient.LookupState
+// LookupState is what a provider's API said about a gap ([api.LookupState]).
+type LookupState = api.LookupState
 
 // The states of a [Lookup].
 const (
-	LookupPending  = apiclient.LookupPending
-	LookupTerminal = apiclient.LookupTerminal
-	LookupUnknown  = apiclient.LookupUnknown
+	LookupPending  = api.LookupPending
+	LookupTerminal = api.LookupTerminal
+	LookupUnknown  = api.LookupUnknown
 )
 
-// APIError is a provider API call that gave no answer ([apiclient.APIError]).
-type APIError = apiclient.APIError
+// APIError is a provider API call that gave no answer ([api.APIError]).
+type APIError = api.APIError
 
-// MalformedError is a response that is not a usable answer ([apiclient.MalformedError]).
-type MalformedError = apiclient.MalformedError
+// MalformedError is a response that is not a usable answer ([api.MalformedError]).
+type MalformedError = api.MalformedError
 
 // RefusedError is a request backfill would not make, or an answer it would
-// not take ([apiclient.RefusedError]).
-type RefusedError = apiclient.RefusedError
+// not take ([api.RefusedError]).
+type RefusedError = api.RefusedError
 
 // Reasons of a [RefusedError], the reason label of pginbox_backfill_refused_total.
 const (
-	RefusedForeignOrigin = apiclient.RefusedForeignOrigin
-	RefusedBadStatusURL  = apiclient.RefusedBadStatusURL
-	RefusedRedirect      = apiclient.RefusedRedirect
-	RefusedDial          = apiclient.RefusedDial
+	RefusedForeignOrigin = api.RefusedForeignOrigin
+	RefusedBadStatusURL  = api.RefusedBadStatusURL
+	RefusedRedirect      = api.RefusedRedirect
+	RefusedDial          = api.RefusedDial
 )
 
 // ErrUnauthorized is matched (errors.Is) by an *APIError for 401 or 403
-// ([apiclient.ErrUnauthorized]).
-var ErrUnauthorized = apiclient.ErrUnauthorized
+// ([api.ErrUnauthorized]).
+var ErrUnauthorized = api.ErrUnauthorized
 
-// Origin is the scheme, host and port of a provider's API URL ([apiclient.Origin]).
-type Origin = apiclient.Origin
+// Origin is the scheme, host and port of a provider's API URL ([api.Origin]).
+type Origin = api.Origin
 
-// ParseOrigin returns the origin of an absolute http(s) URL ([apiclient.ParseOrigin]).
-func ParseOrigin(raw string) (Origin, error) { return apiclient.ParseOrigin(raw) }
+// ParseOrigin returns the origin of an absolute http(s) URL ([api.ParseOrigin]).
+func ParseOrigin(raw string) (Origin, error) { return api.ParseOrigin(raw) }
 
 // DialRefusedError is a connection the guarded client would not open
-// ([apiclient.DialRefusedError]).
-type DialRefusedError = apiclient.DialRefusedError
+// ([api.DialRefusedError]).
+type DialRefusedError = api.DialRefusedError

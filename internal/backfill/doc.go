@@ -1,6 +1,6 @@
 // Package backfill finds and stores what never arrived. Provider APIs come in
-// two shapes ([apiclient] defines both; each provider kind's client lives in
-// its folder, internal/provider/<kind>):
+// two shapes (package [api], internal/provider/api, defines both; each
+// provider kind's client lives in its folder, internal/provider/<kind>):
 //
 //   - per id ([StatusAPI]; Sume's job status API): a pass ([Run]) asks about
 //     each gap — an expected webhook past its deadline — and ingests the

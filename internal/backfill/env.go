@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
 	"github.com/pginbox/pginbox/internal/envconfig"
 	"github.com/pginbox/pginbox/internal/provider"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // APIs builds the provider APIs a pass asks, from the configured providers
@@ -78,7 +78,7 @@ func EventLogs(providers map[string]string, endpoint func(provider string) (url,
 		if k.NewEventLog == nil {
 			continue
 		}
-		if _, err := apiclient.ParseOrigin(strings.TrimSpace(base)); err != nil {
+		if _, err := api.ParseOrigin(strings.TrimSpace(base)); err != nil {
 			return nil, &envconfig.Error{Var: urlVar(name), Msg: "provider " + name + ": API URL: " + err.Error()}
 		}
 		l, err := k.NewEventLog(provider.Endpoint{Provider: name, URL: base, Key: key, AppID: appID(name)})

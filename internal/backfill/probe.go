@@ -9,12 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // Prober is an [EventLog] that can ask cheaply whether its API answers
-// ([apiclient.Prober]).
-type Prober = apiclient.Prober
+// ([api.Prober]).
+type Prober = api.Prober
 
 // probeGaps is how many of a provider's oldest gaps a status-API probe looks
 // at for one it may ask about (a status_url on another origin is never asked).

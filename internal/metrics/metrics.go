@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // Set is the runner's metrics, registered in Registry.
@@ -95,7 +95,7 @@ type Set struct {
 var BackfillOutcomes = []string{"ingested", "duplicate", "tombstoned", "postponed", "failed"}
 
 // refusedReasons are the reason label values of pginbox_backfill_refused_total.
-var refusedReasons = []string{apiclient.RefusedForeignOrigin, apiclient.RefusedBadStatusURL, apiclient.RefusedRedirect, apiclient.RefusedDial}
+var refusedReasons = []string{api.RefusedForeignOrigin, api.RefusedBadStatusURL, api.RefusedRedirect, api.RefusedDial}
 
 // LogPassResults are the result label values of
 // pginbox_backfill_log_passes_total: complete, or why a pass was cut short.

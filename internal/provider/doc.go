@@ -6,10 +6,12 @@
 //
 // Each kind is one folder, internal/provider/<kind>, holding its verifier
 // (standard library only, built on package [sig]), its backfill client
-// where it has one (built on internal/backfill/apiclient), their tests, and
-// a fake of its API where the tests need one (<kind>/<kind>fake).
+// where it has one (built on package internal/provider/api, the contract
+// every kind's client implements), their tests, a fake of its API where the
+// tests need one (<kind>/<kind>fake) and its test kit (<kind>/<kind>test).
 //
-// The same list is written in SQL: the CHECK on
-// webhooks.provider_secrets.kind and the kinds webhooks.set_provider
-// accepts. tests.TestProviderKindsMatchSQL keeps the three equal.
+// The same list is written in SQL: the rows of the table
+// webhooks.provider_kinds, which webhooks.set_provider and the foreign key of
+// webhooks.provider_secrets.kind read. tests.TestProviderKindsMatchSQL keeps
+// the two equal.
 package provider

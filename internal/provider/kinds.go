@@ -3,7 +3,7 @@ package provider
 import (
 	"slices"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 	"github.com/pginbox/pginbox/internal/provider/github"
 	"github.com/pginbox/pginbox/internal/provider/linear"
 	"github.com/pginbox/pginbox/internal/provider/paddle"
@@ -19,7 +19,7 @@ import (
 // Kind is one provider kind and what the runner builds for a provider of it.
 type Kind struct {
 	// Name is the kind as PGINBOX_PROVIDERS, webhooks.set_provider and the
-	// CHECK on webhooks.provider_secrets.kind spell it, e.g. "stripe".
+	// table webhooks.provider_kinds spell it, e.g. "stripe".
 	Name string
 	// NewVerifier builds the kind's signature verifier from a provider's
 	// secrets, once runner/verify.New has checked them.
@@ -35,10 +35,10 @@ type Kind struct {
 	DecodesSecrets bool
 	// NewStatusAPI, when set, builds the client of the kind's per-id status
 	// API, asked about each gap (sume). Nil: the kind has none.
-	NewStatusAPI func(e Endpoint) (apiclient.StatusAPI, error)
+	NewStatusAPI func(e Endpoint) (api.StatusAPI, error)
 	// NewEventLog, when set, builds the client of the kind's event log, read
 	// from a checkpoint (stripe, github). Nil: the kind has none.
-	NewEventLog func(e Endpoint) (apiclient.EventLog, error)
+	NewEventLog func(e Endpoint) (api.EventLog, error)
 }
 
 // Endpoint is how one configured provider's API is reached.
@@ -64,7 +64,7 @@ var kinds = []Kind{
 	{
 		Name:        "github",
 		NewVerifier: github.NewVerifier,
-		NewEventLog: func(e Endpoint) (apiclient.EventLog, error) {
+		NewEventLog: func(e Endpoint) (api.EventLog, error) {
 			l, err := github.NewEventLog(e.Provider, e.URL, e.AppID, e.Key)
 			if err != nil {
 				return nil, err
@@ -76,7 +76,7 @@ var kinds = []Kind{
 	{
 		Name:        "paddle",
 		NewVerifier: paddle.NewVerifier,
-		NewEventLog: func(e Endpoint) (apiclient.EventLog, error) {
+		NewEventLog: func(e Endpoint) (api.EventLog, error) {
 			l, err := paddle.NewEventLog(e.Provider, e.URL, e.Key)
 			if err != nil {
 				return nil, err
@@ -91,7 +91,7 @@ var kinds = []Kind{
 	{
 		Name:        "stripe",
 		NewVerifier: stripe.NewVerifier,
-		NewEventLog: func(e Endpoint) (apiclient.EventLog, error) {
+		NewEventLog: func(e Endpoint) (api.EventLog, error) {
 			l, err := stripe.NewEventLog(e.Provider, e.URL, e.Key)
 			if err != nil {
 				return nil, err
@@ -102,7 +102,7 @@ var kinds = []Kind{
 	{
 		Name:        "sume",
 		NewVerifier: sume.NewVerifier,
-		NewStatusAPI: func(e Endpoint) (apiclient.StatusAPI, error) {
+		NewStatusAPI: func(e Endpoint) (api.StatusAPI, error) {
 			api, err := sume.NewStatusAPI(e.Provider, e.URL, e.Key)
 			if err != nil {
 				return nil, err

@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // EventLog reads a GitHub App's webhook delivery log, the event-log API of
@@ -46,7 +46,7 @@ import (
 type EventLog struct {
 	provider string
 	base     string
-	origin   apiclient.Origin
+	origin   api.Origin
 	appID    string
 	key      *rsa.PrivateKey
 	client   *http.Client
@@ -58,8 +58,8 @@ type EventLog struct {
 }
 
 var (
-	_ apiclient.EventLog = (*EventLog)(nil)
-	_ apiclient.Prober   = (*EventLog)(nil)
+	_ api.EventLog = (*EventLog)(nil)
+	_ api.Prober   = (*EventLog)(nil)
 )
 
 // logger is where NewEventLog warns; tests replace it.
@@ -71,7 +71,7 @@ var logger = slog.Default
 // logged as a warning). Errors never repeat the key.
 func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
 	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
-	o, err := apiclient.ParseOrigin(baseURL)
+	o, err := api.ParseOrigin(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
 	}
@@ -86,7 +86,7 @@ func NewEventLog(provider, baseURL, appID, key string) (*EventLog, error) {
 		return nil, fmt.Errorf("provider %s: GitHub App private key: %w", provider, err)
 	}
 	return &EventLog{provider: provider, base: baseURL, origin: o, appID: strings.TrimSpace(appID), key: pk,
-		client: apiclient.NewClient(o), now: time.Now}, nil
+		client: api.NewClient(o), now: time.Now}, nil
 }
 
 // parseRSAKey reads an RSA private key given as PEM text, base64-encoded
@@ -222,7 +222,7 @@ func (g *EventLog) get(ctx context.Context, what, u string) ([]byte, http.Header
 	if err != nil {
 		return nil, nil, err
 	}
-	return apiclient.GetJSON(ctx, g.client, g.provider, what, u, http.Header{
+	return api.GetJSON(ctx, g.client, g.provider, what, u, http.Header{
 		"Authorization":        {"Bearer " + tok},
 		"Accept":               {"application/vnd.github+json"},
 		"X-Github-Api-Version": {"2022-11-28"},
@@ -244,7 +244,7 @@ type ghDelivery struct {
 
 // Page reads one page of the delivery log. GitHub does not filter by time:
 // the pass stops after the page that reaches before since.
-func (g *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apiclient.LogPage, error) {
+func (g *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (api.LogPage, error) {
 	return g.page(ctx, 100, cursor)
 }
 
@@ -256,17 +256,17 @@ func (g *EventLog) Probe(ctx context.Context) error {
 }
 
 // page reads one page of per deliveries from cursor ("": the newest).
-func (g *EventLog) page(ctx context.Context, per int, cursor string) (apiclient.LogPage, error) {
+func (g *EventLog) page(ctx context.Context, per int, cursor string) (api.LogPage, error) {
 	u := g.base + "/app/hook/deliveries?per_page=" + strconv.Itoa(per)
 	if cursor != "" {
 		u += "&cursor=" + url.QueryEscape(cursor)
 	}
 	body, h, err := g.get(ctx, "delivery log", u)
 	if err != nil {
-		return apiclient.LogPage{}, err
+		return api.LogPage{}, err
 	}
-	bad := func(reason string) (apiclient.LogPage, error) {
-		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: reason}
+	bad := func(reason string) (api.LogPage, error) {
+		return api.LogPage{}, &api.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: reason}
 	}
 	var list []ghDelivery
 	// A field of the wrong type in one delivery leaves that field empty (the
@@ -275,12 +275,12 @@ func (g *EventLog) page(ctx context.Context, per int, cursor string) (apiclient.
 	if err := json.Unmarshal(body, &list); (err != nil && !errors.As(err, &typeErr)) || list == nil {
 		return bad("not a JSON array of deliveries")
 	}
-	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list)), ServedAt: apiclient.ServedAt(h)}
+	page := api.LogPage{Entries: make([]api.LogEntry, 0, len(list)), ServedAt: api.ServedAt(h)}
 	for i, d := range list {
 		// A delivery that cannot be fetched or stored is passed over by the
 		// pass (Skip), never a reason to refuse the deliveries around it.
-		e := apiclient.LogEntry{NeedsFetch: true}
-		if apiclient.ValidText(d.GUID) {
+		e := api.LogEntry{NeedsFetch: true}
+		if api.ValidText(d.GUID) {
 			e.Key = d.GUID
 		}
 		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
@@ -296,7 +296,7 @@ func (g *EventLog) page(ctx context.Context, per int, cursor string) (apiclient.
 	}
 	next, err := g.nextCursor(h.Get("Link"))
 	if err != nil {
-		return apiclient.LogPage{}, err
+		return api.LogPage{}, err
 	}
 	page.Next = next
 	return page, nil
@@ -314,12 +314,12 @@ func (g *EventLog) nextCursor(link string) (string, error) {
 		target = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(target), "<"), ">")
 		u, err := url.Parse(target)
 		if err != nil || !g.origin.Contains(u) {
-			return "", &apiclient.RefusedError{Provider: g.provider, ExternalID: "delivery log", Reason: apiclient.RefusedForeignOrigin,
+			return "", &api.RefusedError{Provider: g.provider, ExternalID: "delivery log", Reason: api.RefusedForeignOrigin,
 				Detail: "the Link header's next page is not on the API's origin " + g.origin.String()}
 		}
 		c := u.Query().Get("cursor")
 		if c == "" {
-			return "", &apiclient.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: "next link without a cursor"}
+			return "", &api.MalformedError{Provider: g.provider, ExternalID: "delivery log", Reason: "next link without a cursor"}
 		}
 		return c, nil
 	}
@@ -327,13 +327,13 @@ func (g *EventLog) nextCursor(link string) (string, error) {
 }
 
 // Fetch reads a delivery's detail: the request GitHub sent.
-func (g *EventLog) Fetch(ctx context.Context, e apiclient.LogEntry) (apiclient.LogEntry, error) {
+func (g *EventLog) Fetch(ctx context.Context, e api.LogEntry) (api.LogEntry, error) {
 	body, _, err := g.get(ctx, e.Key, g.base+"/app/hook/deliveries/"+url.PathEscape(e.Ref))
 	if err != nil {
 		return e, err
 	}
-	bad := func(reason string) (apiclient.LogEntry, error) {
-		return e, &apiclient.MalformedError{Provider: g.provider, ExternalID: e.Key, Reason: reason}
+	bad := func(reason string) (api.LogEntry, error) {
+		return e, &api.MalformedError{Provider: g.provider, ExternalID: e.Key, Reason: reason}
 	}
 	var d ghDelivery
 	if err := json.Unmarshal(body, &d); err != nil {

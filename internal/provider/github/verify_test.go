@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/github"
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -14,8 +15,8 @@ func TestGitHubVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "gh-secret-current", "gh-secret-previous"
 	body := `{"action":"opened","issue":{"number":1}}`
-	sig := macHex(secret, body)
-	raw := func(v string) http.Header { return headers("X-Hub-Signature-256", v) }
+	sig := providertest.MACHex(secret, body)
+	raw := func(v string) http.Header { return providertest.Headers("X-Hub-Signature-256", v) }
 	tests := []struct {
 		name    string
 		secrets []string
@@ -24,12 +25,12 @@ func TestGitHubVerify(t *testing.T) {
 		status  int
 		reason  string
 	}{
-		{"valid", []string{secret}, githubHeader(secret, body), body, 0, ""},
-		{"valid with the second of two secrets", []string{oldSecret, secret}, githubHeader(secret, body), body, 0, ""},
-		{"wrong secret", []string{secret}, githubHeader("other", body), body, 401, verify.ReasonSignatureMismatch},
-		{"tampered body", []string{secret}, githubHeader(secret, body), strings.Replace(body, "1", "2", 1), 401, verify.ReasonSignatureMismatch},
+		{"valid", []string{secret}, providertest.GitHubHeader(secret, body), body, 0, ""},
+		{"valid with the second of two secrets", []string{oldSecret, secret}, providertest.GitHubHeader(secret, body), body, 0, ""},
+		{"wrong secret", []string{secret}, providertest.GitHubHeader("other", body), body, 401, verify.ReasonSignatureMismatch},
+		{"tampered body", []string{secret}, providertest.GitHubHeader(secret, body), strings.Replace(body, "1", "2", 1), 401, verify.ReasonSignatureMismatch},
 		{"missing header", []string{secret}, http.Header{}, body, 401, verify.ReasonSignatureMissing},
-		{"legacy sha1 header only", []string{secret}, headers("X-Hub-Signature", "sha1=0123"), body, 401, verify.ReasonSignatureMissing},
+		{"legacy sha1 header only", []string{secret}, providertest.Headers("X-Hub-Signature", "sha1=0123"), body, 401, verify.ReasonSignatureMissing},
 		{"malformed: no prefix", []string{secret}, raw(sig), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: sha1 prefix", []string{secret}, raw("sha1=" + sig), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: not hex", []string{secret}, raw("sha256=" + strings.Repeat("g", 64)), body, 401, verify.ReasonSignatureMalformed},
@@ -39,8 +40,8 @@ func TestGitHubVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "github", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "github", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -49,10 +50,10 @@ func TestGitHubVerify(t *testing.T) {
 // webhook deliveries" documentation.
 func TestGitHubVerifyDocsVector(t *testing.T) {
 	t.Parallel()
-	p := mustProvider(t, "github", "It's a Secret to Everybody")
-	h := headers("X-Hub-Signature-256", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
-	checkReject(t, p.Verify(h, []byte("Hello, World!"), time.Now()), 0, "")
-	checkReject(t, p.Verify(h, []byte("Hello, World?"), time.Now()), 401, verify.ReasonSignatureMismatch)
+	p := providertest.MustProvider(t, "github", "It's a Secret to Everybody")
+	h := providertest.Headers("X-Hub-Signature-256", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
+	providertest.CheckReject(t, p.Verify(h, []byte("Hello, World!"), time.Now()), 0, "")
+	providertest.CheckReject(t, p.Verify(h, []byte("Hello, World?"), time.Now()), 401, verify.ReasonSignatureMismatch)
 }
 
 func TestGitHubIdentify(t *testing.T) {
@@ -77,7 +78,7 @@ func TestGitHubIdentify(t *testing.T) {
 		{"event with action too long", "d1", strings.Repeat("e", 250), `{"action":"opened"}`, "", "", verify.ReasonEventTypeInvalid},
 		{"form-encoded body", "d1", "push", `payload=%7B%7D`, "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "github", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "github", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -90,10 +91,10 @@ func TestGitHubIdentify(t *testing.T) {
 			}
 			d, err := p.Identify(h, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Payload) != tt.body {
 				t.Fatalf("Identify = %+v, want key %q type %q", d, tt.key, tt.typ)
 			}
@@ -102,15 +103,15 @@ func TestGitHubIdentify(t *testing.T) {
 }
 
 func FuzzParseGitHubSignature(f *testing.F) {
-	for _, s := range []string{"", "sha256=" + fuzzSig, "sha256=", "sha1=" + fuzzSig, " sha256=" + fuzzSig + " ", "sha256=" + fuzzSig + "00"} {
+	for _, s := range []string{"", "sha256=" + providertest.FuzzSig, "sha256=", "sha1=" + providertest.FuzzSig, " sha256=" + providertest.FuzzSig + " ", "sha256=" + providertest.FuzzSig + "00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		sig, err := github.ParseGitHubSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, [][]byte{sig})
+			providertest.CheckSigs(t, [][]byte{sig})
 		}
-		verifyAll(t, headers("X-Hub-Signature-256", header), []byte("Hello, World!"))
+		providertest.VerifyAll(t, providertest.Headers("X-Hub-Signature-256", header), []byte("Hello, World!"))
 	})
 }

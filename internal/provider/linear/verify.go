@@ -62,7 +62,7 @@ func parseLinearSignature(header string) ([]byte, error) {
 // Postgres jsonb accepts: it has no timestamp to read, and Identify refuses
 // it (400 body not json), so it can never be stored. Nesting depth does not
 // matter here (Identify refuses a body nested too deep), as
-// webhooks._verify_signature reads it.
+// webhooks._verify_linear reads it.
 func webhookTimestamp(body []byte) (ms int64, ok bool, err error) {
 	env, err := sig.ReadEnvelope(body)
 	var rej *sig.RejectError

@@ -29,7 +29,7 @@ func TestLinearVerify(t *testing.T) {
 	at := func(ms int64) string { return linearBody(ms) }
 	signed := func(secret, body string) http.Header { return linearHeaders(secret, delivery, body) }
 	withTS := func(ts string) string { return strings.Replace(body, "1700000000123", ts, 1) }
-	raw := func(v string) http.Header { return headers("Linear-Signature", v) }
+	raw := func(v string) http.Header { return providertest.Headers("Linear-Signature", v) }
 	tests := []struct {
 		name    string
 		secrets []string
@@ -43,13 +43,13 @@ func TestLinearVerify(t *testing.T) {
 		{"wrong secret", []string{secret}, signed(oldSecret, body), body, 401, verify.ReasonSignatureMismatch},
 		{"tampered body", []string{secret}, signed(secret, body), strings.Replace(body, "Bug", "Bag", 1), 401, verify.ReasonSignatureMismatch},
 		{"timestamp changed after signing", []string{secret}, signed(secret, body), at(now.UnixMilli() + 1), 401, verify.ReasonSignatureMismatch},
-		{"upper-case hex", []string{secret}, raw(strings.ToUpper(macHex(secret, body))), body, 0, ""},
-		{"spaces around", []string{secret}, raw(" " + macHex(secret, body) + " "), body, 0, ""},
+		{"upper-case hex", []string{secret}, raw(strings.ToUpper(providertest.MACHex(secret, body))), body, 0, ""},
+		{"spaces around", []string{secret}, raw(" " + providertest.MACHex(secret, body) + " "), body, 0, ""},
 		{"missing header", []string{secret}, http.Header{}, body, 401, verify.ReasonSignatureMissing},
 		{"blank header", []string{secret}, raw("  "), body, 401, verify.ReasonSignatureMissing},
-		{"malformed: sha256= prefix", []string{secret}, raw("sha256=" + macHex(secret, body)), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed: sha256= prefix", []string{secret}, raw("sha256=" + providertest.MACHex(secret, body)), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: base64", []string{secret}, raw("g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="), body, 401, verify.ReasonSignatureMalformed},
-		{"malformed: short", []string{secret}, raw(macHex(secret, body)[:62]), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed: short", []string{secret}, raw(providertest.MACHex(secret, body)[:62]), body, 401, verify.ReasonSignatureMalformed},
 		{"timestamp missing", []string{secret}, signed(secret, `{"action":"create","type":"Issue"}`), `{"action":"create","type":"Issue"}`, 401, verify.ReasonTimestampMissing},
 		{"timestamp null", []string{secret}, signed(secret, withTS("null")), withTS("null"), 401, verify.ReasonTimestampMissing},
 		{"nested timestamp ignored", []string{secret}, signed(secret, `{"data":{"webhookTimestamp":1700000000123}}`), `{"data":{"webhookTimestamp":1700000000123}}`, 401, verify.ReasonTimestampMissing},
@@ -69,8 +69,8 @@ func TestLinearVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "linear", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "linear", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -95,7 +95,7 @@ func TestLinearIdentify(t *testing.T) {
 		{"type with a control character", delivery, `{"action":"create","type":"Iss\u0001ue"}`, "", verify.ReasonEventTypeInvalid},
 		{"body not an object", delivery, `[1]`, "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "linear", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "linear", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -105,10 +105,10 @@ func TestLinearIdentify(t *testing.T) {
 			}
 			d, err := p.Identify(h, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.delivery || d.EventType != tt.typ || string(d.Payload) != tt.body || d.KeySigned {
 				t.Fatalf("Identify = %+v, want key %q type %q, unsigned", d, tt.delivery, tt.typ)
 			}
@@ -117,16 +117,16 @@ func TestLinearIdentify(t *testing.T) {
 }
 
 func FuzzParseLinearSignature(f *testing.F) {
-	for _, s := range []string{"", fuzzSig, " " + fuzzSig + " ", "sha256=" + fuzzSig, fuzzSig[:63], strings.ToUpper(fuzzSig)} {
+	for _, s := range []string{"", providertest.FuzzSig, " " + providertest.FuzzSig + " ", "sha256=" + providertest.FuzzSig, providertest.FuzzSig[:63], strings.ToUpper(providertest.FuzzSig)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		mac, err := linear.ParseLinearSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, [][]byte{mac})
+			providertest.CheckSigs(t, [][]byte{mac})
 		}
-		verifyAll(t, headers("Linear-Signature", header), []byte(`{"webhookTimestamp":1614265330000}`))
+		providertest.VerifyAll(t, providertest.Headers("Linear-Signature", header), []byte(`{"webhookTimestamp":1614265330000}`))
 	})
 }
 
@@ -136,13 +136,13 @@ func FuzzLinearWebhookTimestamp(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ms, ok, err := linear.WebhookTimestamp(body)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if !ok {
 			// Nothing to read: Identify must refuse the body.
 			if err != nil {
 				t.Fatalf("an error %v for a body without a timestamp to read", err)
 			}
-			if _, err := mustProvider(t, "linear", "identify-only-secret-0123").Identify(headers("Linear-Delivery", "d"), body); err == nil {
+			if _, err := providertest.MustProvider(t, "linear", "identify-only-secret-0123").Identify(providertest.Headers("Linear-Delivery", "d"), body); err == nil {
 				t.Fatalf("no timestamp read, yet Identify accepts %q", body)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 	"github.com/pginbox/pginbox/internal/provider/sig"
 )
 
@@ -43,8 +43,8 @@ type EventLog struct {
 }
 
 var (
-	_ apiclient.EventLog = (*EventLog)(nil)
-	_ apiclient.Prober   = (*EventLog)(nil)
+	_ api.EventLog = (*EventLog)(nil)
+	_ api.Prober   = (*EventLog)(nil)
 )
 
 // paddlePageSize is the largest page Paddle serves.
@@ -54,14 +54,14 @@ const paddlePageSize = 200
 // https://api.paddle.com (https://sandbox-api.paddle.com for a sandbox).
 func NewEventLog(provider, baseURL, key string) (*EventLog, error) {
 	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
-	o, err := apiclient.ParseOrigin(baseURL)
+	o, err := api.ParseOrigin(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
 	}
 	if key == "" {
 		return nil, fmt.Errorf("provider %s: no API key for Paddle's event list (a key with read access to events)", provider)
 	}
-	return &EventLog{provider: provider, base: baseURL, key: key, client: apiclient.NewClient(o)}, nil
+	return &EventLog{provider: provider, base: baseURL, key: key, client: api.NewClient(o)}, nil
 }
 
 // Provider returns the provider's name.
@@ -69,26 +69,26 @@ func (s *EventLog) Provider() string { return s.provider }
 
 // Page reads one page of events, newest first. Paddle cannot filter by time:
 // the page may reach before since, where the pass stops.
-func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (apiclient.LogPage, error) {
+func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (api.LogPage, error) {
 	q := "order_by=id%5BDESC%5D&per_page=" + strconv.Itoa(paddlePageSize)
 	if cursor != "" {
 		q += "&after=" + url.QueryEscape(cursor)
 	}
-	body, h, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?"+q, http.Header{
+	body, h, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?"+q, http.Header{
 		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
 	})
 	if err != nil {
-		return apiclient.LogPage{}, err
+		return api.LogPage{}, err
 	}
 	page, err := s.parse(body)
-	page.ServedAt = apiclient.ServedAt(h)
+	page.ServedAt = api.ServedAt(h)
 	return page, err
 }
 
 // Probe asks for the newest event only (GET /events?order_by=id[DESC]&per_page=1):
 // whether the API answers, for a provider being backed off.
 func (s *EventLog) Probe(ctx context.Context) error {
-	body, _, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?order_by=id%5BDESC%5D&per_page=1", http.Header{
+	body, _, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?order_by=id%5BDESC%5D&per_page=1", http.Header{
 		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
 	})
 	if err != nil {
@@ -102,9 +102,9 @@ func (s *EventLog) Probe(ctx context.Context) error {
 // array, no meta.pagination.has_more) is refused whole (a *MalformedError);
 // an event of a readable page that cannot be stored is returned with Skip
 // set, keyed by its event_id when it has one.
-func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
-	bad := func(reason string) (apiclient.LogPage, error) {
-		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
+func (s *EventLog) parse(body []byte) (api.LogPage, error) {
+	bad := func(reason string) (api.LogPage, error) {
+		return api.LogPage{}, &api.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
 	}
 	var list struct {
 		Data []json.RawMessage `json:"data"`
@@ -121,7 +121,7 @@ func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
 	if list.Data == nil || list.Meta.Pagination.HasMore == nil {
 		return bad(`no "data" or "meta.pagination.has_more"`)
 	}
-	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list.Data))}
+	page := api.LogPage{Entries: make([]api.LogEntry, 0, len(list.Data))}
 	last := ""
 	for i, raw := range list.Data {
 		e := entry(i, raw)
@@ -151,14 +151,14 @@ func afterOf(next string) string {
 		return ""
 	}
 	a := u.Query().Get("after")
-	if !apiclient.ValidText(a) {
+	if !api.ValidText(a) {
 		return ""
 	}
 	return a
 }
 
 // entry reads one listed event; one that cannot be stored has Skip set.
-func entry(i int, raw json.RawMessage) apiclient.LogEntry {
+func entry(i int, raw json.RawMessage) api.LogEntry {
 	// The id and time are read leniently first, so that an event that
 	// cannot be stored is still named in the log and placed in time.
 	var head struct {
@@ -166,8 +166,8 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 		OccurredAt any `json:"occurred_at"`
 	}
 	_ = json.Unmarshal(raw, &head)
-	var e apiclient.LogEntry
-	if id, ok := head.ID.(string); ok && apiclient.ValidText(id) {
+	var e api.LogEntry
+	if id, ok := head.ID.(string); ok && api.ValidText(id) {
 		e.Key = id
 	}
 	if s, ok := head.OccurredAt.(string); ok {
@@ -185,7 +185,7 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 		return e
 	}
 	typ, ok := env.Str("event_type")
-	if e.Key == "" || !ok || !apiclient.ValidText(typ) {
+	if e.Key == "" || !ok || !api.ValidText(typ) {
 		e.Skip = fmt.Sprintf("event %d has no usable event_id or event_type", i)
 		return e
 	}
@@ -198,6 +198,6 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 }
 
 // Fetch returns e: the list carries whole events.
-func (s *EventLog) Fetch(_ context.Context, e apiclient.LogEntry) (apiclient.LogEntry, error) {
+func (s *EventLog) Fetch(_ context.Context, e api.LogEntry) (api.LogEntry, error) {
 	return e, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/paddle"
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/runner/verify"
 )
 
@@ -18,8 +19,8 @@ func TestPaddleVerify(t *testing.T) {
 	ts := now.Unix()
 	tsS := strconv.FormatInt(ts, 10)
 	body := `{"event_id":"evt_01h8441jx8x1q971q9ksksqh82","event_type":"transaction.completed","occurred_at":"2023-11-14T22:13:20Z","data":{"id":"txn_1","customer_id":"ctm_1"}}`
-	h1 := macHex(secret, tsS+":"+body)
-	raw := func(v string) http.Header { return headers("Paddle-Signature", v) }
+	h1 := providertest.MACHex(secret, tsS+":"+body)
+	raw := func(v string) http.Header { return providertest.Headers("Paddle-Signature", v) }
 
 	tests := []struct {
 		name    string
@@ -29,13 +30,13 @@ func TestPaddleVerify(t *testing.T) {
 		status  int
 		reason  string
 	}{
-		{"valid", []string{secret}, paddleHeader(secret, ts, body), body, 0, ""},
-		{"valid with the second of two secrets", []string{oldSecret, secret}, paddleHeader(secret, ts, body), body, 0, ""},
-		{"rotation: two h1, the second matching", []string{secret}, raw("ts=" + tsS + ";h1=" + macHex(oldSecret, tsS+":"+body) + ";h1=" + h1), body, 0, ""},
-		{"wrong secret", []string{secret}, paddleHeader("pdl_ntfset_01other_0e94aa", ts, body), body, 401, verify.ReasonSignatureMismatch},
-		{"tampered body", []string{secret}, paddleHeader(secret, ts, body), strings.Replace(body, "txn_1", "txn_2", 1), 401, verify.ReasonSignatureMismatch},
-		{"re-serialised body", []string{secret}, paddleHeader(secret, ts, body), strings.ReplaceAll(body, ",", ", "), 401, verify.ReasonSignatureMismatch},
-		{"signed with . instead of :", []string{secret}, raw("ts=" + tsS + ";h1=" + macHex(secret, tsS+"."+body)), body, 401, verify.ReasonSignatureMismatch},
+		{"valid", []string{secret}, providertest.PaddleHeader(secret, ts, body), body, 0, ""},
+		{"valid with the second of two secrets", []string{oldSecret, secret}, providertest.PaddleHeader(secret, ts, body), body, 0, ""},
+		{"rotation: two h1, the second matching", []string{secret}, raw("ts=" + tsS + ";h1=" + providertest.MACHex(oldSecret, tsS+":"+body) + ";h1=" + h1), body, 0, ""},
+		{"wrong secret", []string{secret}, providertest.PaddleHeader("pdl_ntfset_01other_0e94aa", ts, body), body, 401, verify.ReasonSignatureMismatch},
+		{"tampered body", []string{secret}, providertest.PaddleHeader(secret, ts, body), strings.Replace(body, "txn_1", "txn_2", 1), 401, verify.ReasonSignatureMismatch},
+		{"re-serialised body", []string{secret}, providertest.PaddleHeader(secret, ts, body), strings.ReplaceAll(body, ",", ", "), 401, verify.ReasonSignatureMismatch},
+		{"signed with . instead of :", []string{secret}, raw("ts=" + tsS + ";h1=" + providertest.MACHex(secret, tsS+"."+body)), body, 401, verify.ReasonSignatureMismatch},
 		{"unknown schemes ignored", []string{secret}, raw("ts=" + tsS + ";h2=abc;h1=" + h1), body, 0, ""},
 		{"spaces around items", []string{secret}, raw(" ts=" + tsS + " ; h1=" + h1 + " "), body, 0, ""},
 		{"order does not matter", []string{secret}, raw("h1=" + h1 + ";ts=" + tsS), body, 0, ""},
@@ -49,21 +50,21 @@ func TestPaddleVerify(t *testing.T) {
 		{"timestamp missing", []string{secret}, raw("h1=" + h1), body, 401, verify.ReasonTimestampMissing},
 		{"timestamp empty", []string{secret}, raw("ts=;h1=" + h1), body, 401, verify.ReasonTimestampMalformed},
 		{"timestamp malformed", []string{secret}, raw("ts=now;h1=" + h1), body, 401, verify.ReasonTimestampMalformed},
-		{"timestamp in milliseconds is signed but stale", []string{secret}, raw("ts=" + tsS + "000;h1=" + macHex(secret, tsS+"000:"+body)), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"timestamp in milliseconds is signed but stale", []string{secret}, raw("ts=" + tsS + "000;h1=" + providertest.MACHex(secret, tsS+"000:"+body)), body, 401, verify.ReasonTimestampOutOfTolerance},
 		{"two different timestamps", []string{secret}, raw("ts=" + tsS + ";ts=1;h1=" + h1), body, 401, verify.ReasonTimestampMalformed},
 		{"timestamp changed after signing", []string{secret}, raw("ts=" + strconv.FormatInt(ts-1, 10) + ";h1=" + h1), body, 401, verify.ReasonSignatureMismatch},
-		{"stale timestamp (-6 min)", []string{secret}, paddleHeader(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"future timestamp (+6 min)", []string{secret}, paddleHeader(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"within tolerance (-5 min)", []string{secret}, paddleHeader(secret, ts-300, body), body, 0, ""},
-		{"within tolerance (+5 min)", []string{secret}, paddleHeader(secret, ts+300, body), body, 0, ""},
+		{"stale timestamp (-6 min)", []string{secret}, providertest.PaddleHeader(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"future timestamp (+6 min)", []string{secret}, providertest.PaddleHeader(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"within tolerance (-5 min)", []string{secret}, providertest.PaddleHeader(secret, ts-300, body), body, 0, ""},
+		{"within tolerance (+5 min)", []string{secret}, providertest.PaddleHeader(secret, ts+300, body), body, 0, ""},
 		{"nine signatures", []string{secret}, raw("ts=" + tsS + strings.Repeat(";h1="+h1, 9)), body, 401, verify.ReasonTooManySignatures},
 		{"header too large", []string{secret}, raw("ts=" + tsS + ";h1=" + h1 + ";x=" + strings.Repeat("a", 4096)), body, 401, verify.ReasonSignatureHeaderTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "paddle", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "paddle", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -88,16 +89,16 @@ func TestPaddleIdentify(t *testing.T) {
 		{"event_type not a string", `{"event_id":"evt_1","event_type":["a"]}`, "", "", verify.ReasonEventTypeMissing},
 		{"body not json", `event_id=evt_1`, "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "paddle", "pdl_ntfset_identify-only-0123")
+	p := providertest.MustProvider(t, "paddle", "pdl_ntfset_identify-only-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d, err := p.Identify(http.Header{}, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Payload) != tt.body || !d.KeySigned {
 				t.Fatalf("Identify = %+v, want key %q type %q, signed", d, tt.key, tt.typ)
 			}
@@ -106,19 +107,19 @@ func TestPaddleIdentify(t *testing.T) {
 }
 
 func FuzzParsePaddleSignature(f *testing.F) {
-	for _, s := range []string{"", "ts=1614265330;h1=" + fuzzSig, "ts=1;ts=2;h1=" + fuzzSig, "h1=" + fuzzSig, "ts=;h1=" + fuzzSig,
-		"ts=1614265330;h2=" + fuzzSig, "ts=1614265330; h1=" + fuzzSig + ";h1=", "=;=;=", "ts=99999999999999999999;h1=" + fuzzSig} {
+	for _, s := range []string{"", "ts=1614265330;h1=" + providertest.FuzzSig, "ts=1;ts=2;h1=" + providertest.FuzzSig, "h1=" + providertest.FuzzSig, "ts=;h1=" + providertest.FuzzSig,
+		"ts=1614265330;h2=" + providertest.FuzzSig, "ts=1614265330; h1=" + providertest.FuzzSig + ";h1=", "=;=;=", "ts=99999999999999999999;h1=" + providertest.FuzzSig} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		ts, sigs, err := paddle.ParsePaddleSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, sigs)
+			providertest.CheckSigs(t, sigs)
 			if ts == "" {
 				t.Fatal("accepted a header without ts")
 			}
 		}
-		verifyAll(t, headers("Paddle-Signature", header), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("Paddle-Signature", header), []byte(`{}`))
 	})
 }

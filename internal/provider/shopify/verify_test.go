@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/internal/provider/shopify"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -14,8 +15,8 @@ func TestShopifyVerify(t *testing.T) {
 	t.Parallel()
 	const secret, oldSecret = "shpss_current_secret", "shpss_previous_secret"
 	body := `{"id":820982911946154508,"email":"jon@example.com"}`
-	sig := shopifyHeader(secret, body).Get("X-Shopify-Hmac-Sha256")
-	raw := func(v string) http.Header { return headers("X-Shopify-Hmac-Sha256", v) }
+	sig := providertest.ShopifyHeader(secret, body).Get("X-Shopify-Hmac-Sha256")
+	raw := func(v string) http.Header { return providertest.Headers("X-Shopify-Hmac-Sha256", v) }
 	tests := []struct {
 		name    string
 		secrets []string
@@ -24,12 +25,12 @@ func TestShopifyVerify(t *testing.T) {
 		status  int
 		reason  string
 	}{
-		{"valid", []string{secret}, shopifyHeader(secret, body), body, 0, ""},
-		{"valid with the second of two secrets", []string{oldSecret, secret}, shopifyHeader(secret, body), body, 0, ""},
-		{"wrong secret", []string{secret}, shopifyHeader("other", body), body, 401, verify.ReasonSignatureMismatch},
-		{"tampered body", []string{secret}, shopifyHeader(secret, body), strings.Replace(body, "jon", "jan", 1), 401, verify.ReasonSignatureMismatch},
+		{"valid", []string{secret}, providertest.ShopifyHeader(secret, body), body, 0, ""},
+		{"valid with the second of two secrets", []string{oldSecret, secret}, providertest.ShopifyHeader(secret, body), body, 0, ""},
+		{"wrong secret", []string{secret}, providertest.ShopifyHeader("other", body), body, 401, verify.ReasonSignatureMismatch},
+		{"tampered body", []string{secret}, providertest.ShopifyHeader(secret, body), strings.Replace(body, "jon", "jan", 1), 401, verify.ReasonSignatureMismatch},
 		{"missing header", []string{secret}, http.Header{}, body, 401, verify.ReasonSignatureMissing},
-		{"malformed: hex instead of base64", []string{secret}, raw(macHex(secret, body)), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed: hex instead of base64", []string{secret}, raw(providertest.MACHex(secret, body)), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: not base64", []string{secret}, raw("%%%"), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: unpadded", []string{secret}, raw(strings.TrimRight(sig, "=")), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: short", []string{secret}, raw("AAAA"), body, 401, verify.ReasonSignatureMalformed},
@@ -37,8 +38,8 @@ func TestShopifyVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "shopify", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "shopify", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -58,7 +59,7 @@ func TestShopifyIdentify(t *testing.T) {
 		{"topic missing", "e1", "", `{"id":1}`, verify.ReasonEventTypeMissing},
 		{"body not an object", "e1", "orders/create", `[1]`, verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "shopify", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "shopify", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -71,10 +72,10 @@ func TestShopifyIdentify(t *testing.T) {
 			}
 			d, err := p.Identify(h, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.id || d.EventType != tt.topic || string(d.Payload) != tt.body {
 				t.Fatalf("Identify = %+v, want key %q type %q", d, tt.id, tt.topic)
 			}
@@ -88,10 +89,10 @@ func FuzzParseShopifySignature(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		sig, err := shopify.ParseShopifySignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, [][]byte{sig})
+			providertest.CheckSigs(t, [][]byte{sig})
 		}
-		verifyAll(t, headers("X-Shopify-Hmac-Sha256", header), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("X-Shopify-Hmac-Sha256", header), []byte(`{}`))
 	})
 }

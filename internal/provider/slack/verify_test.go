@@ -21,9 +21,9 @@ func TestSlackVerify(t *testing.T) {
 	ts := now.Unix()
 	tsS := strconv.FormatInt(ts, 10)
 	body := `{"token":"x","team_id":"T1","type":"event_callback","event":{"type":"app_mention"},"event_id":"Ev1"}`
-	v0 := "v0=" + macHex(secret, "v0:"+tsS+":"+body)
+	v0 := "v0=" + providertest.MACHex(secret, "v0:"+tsS+":"+body)
 	raw := func(sig, ts string) http.Header {
-		return headers("X-Slack-Signature", sig, "X-Slack-Request-Timestamp", ts)
+		return providertest.Headers("X-Slack-Signature", sig, "X-Slack-Request-Timestamp", ts)
 	}
 	tests := []struct {
 		name    string
@@ -38,16 +38,16 @@ func TestSlackVerify(t *testing.T) {
 		{"wrong secret", []string{secret}, slackHeaders(oldSecret, ts, body), body, 401, verify.ReasonSignatureMismatch},
 		{"tampered body", []string{secret}, slackHeaders(secret, ts, body), strings.Replace(body, "Ev1", "Ev2", 1), 401, verify.ReasonSignatureMismatch},
 		{"timestamp changed after signing", []string{secret}, raw(v0, strconv.FormatInt(ts+1, 10)), body, 401, verify.ReasonSignatureMismatch},
-		{"signed with '.' instead of ':'", []string{secret}, raw("v0="+macHex(secret, "v0."+tsS+"."+body), tsS), body, 401, verify.ReasonSignatureMismatch},
+		{"signed with '.' instead of ':'", []string{secret}, raw("v0="+providertest.MACHex(secret, "v0."+tsS+"."+body), tsS), body, 401, verify.ReasonSignatureMismatch},
 		{"spaces around the signature", []string{secret}, raw(" "+v0+" ", tsS), body, 0, ""},
 		{"upper-case hex", []string{secret}, raw("v0="+strings.ToUpper(v0[3:]), tsS), body, 0, ""},
-		{"missing header", []string{secret}, headers("X-Slack-Request-Timestamp", tsS), body, 401, verify.ReasonSignatureMissing},
+		{"missing header", []string{secret}, providertest.Headers("X-Slack-Request-Timestamp", tsS), body, 401, verify.ReasonSignatureMissing},
 		{"blank header", []string{secret}, raw("  ", tsS), body, 401, verify.ReasonSignatureMissing},
 		{"malformed: no v0=", []string{secret}, raw(v0[3:], tsS), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: v1=", []string{secret}, raw("v1="+v0[3:], tsS), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: short", []string{secret}, raw(v0[:40], tsS), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: two signatures", []string{secret}, raw(v0+","+v0, tsS), body, 401, verify.ReasonSignatureMalformed},
-		{"timestamp missing", []string{secret}, headers("X-Slack-Signature", v0), body, 401, verify.ReasonTimestampMissing},
+		{"timestamp missing", []string{secret}, providertest.Headers("X-Slack-Signature", v0), body, 401, verify.ReasonTimestampMissing},
 		{"timestamp malformed", []string{secret}, raw(v0, "now"), body, 401, verify.ReasonTimestampMalformed},
 		{"timestamp with a sign", []string{secret}, raw(v0, "+"+tsS), body, 401, verify.ReasonTimestampMalformed},
 		{"stale timestamp (-6 min)", []string{secret}, slackHeaders(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
@@ -58,8 +58,8 @@ func TestSlackVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "slack", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "slack", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -86,16 +86,16 @@ func TestSlackIdentify(t *testing.T) {
 		{"type missing", `{"event_id":"Ev1"}`, "", "", "", verify.ReasonEventTypeMissing},
 		{"body not json (a slash command)", `token=x&command=%2Fweather`, "", "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "slack", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "slack", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := p.Identify(headers("X-Slack-Retry-Num", "1"), []byte(tt.body))
+			d, err := p.Identify(providertest.Headers("X-Slack-Retry-Num", "1"), []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Handshake) != tt.handshake || string(d.Payload) != tt.body || !d.KeySigned {
 				t.Fatalf("Identify = %+v (handshake %s), want key %q type %q handshake %s", d, d.Handshake, tt.key, tt.typ, tt.handshake)
 			}
@@ -104,16 +104,16 @@ func TestSlackIdentify(t *testing.T) {
 }
 
 func FuzzParseSlackSignature(f *testing.F) {
-	for _, s := range []string{"", "v0=" + fuzzSig, " v0=" + fuzzSig + " ", "v1=" + fuzzSig, fuzzSig, "v0=", "v0=zz", "v0=" + fuzzSig + ",v0=" + fuzzSig} {
+	for _, s := range []string{"", "v0=" + providertest.FuzzSig, " v0=" + providertest.FuzzSig + " ", "v1=" + providertest.FuzzSig, providertest.FuzzSig, "v0=", "v0=zz", "v0=" + providertest.FuzzSig + ",v0=" + providertest.FuzzSig} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		mac, err := slack.ParseSlackSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, [][]byte{mac})
+			providertest.CheckSigs(t, [][]byte{mac})
 		}
-		verifyAll(t, headers("X-Slack-Signature", header, "X-Slack-Request-Timestamp", "1614265330"), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("X-Slack-Signature", header, "X-Slack-Request-Timestamp", "1614265330"), []byte(`{}`))
 	})
 }
 
@@ -121,10 +121,10 @@ func FuzzSlackIdentify(f *testing.F) {
 	for _, s := range []string{`{"type":"url_verification","challenge":"c"}`, `{"type":"event_callback","event_id":"Ev1","event":{"type":"message"}}`, `{"type":"event_callback","event_id":1,"event":[]}`, `{}`, `[]`} {
 		f.Add(s)
 	}
-	p := mustProvider(f, "slack", "identify-only-secret-0123")
+	p := providertest.MustProvider(f, "slack", "identify-only-secret-0123")
 	f.Fuzz(func(t *testing.T, body string) {
 		d, err := p.Identify(http.Header{}, []byte(body))
-		checkFuzzReject(t, err, http.StatusBadRequest, identifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusBadRequest, providertest.IdentifyReasons)
 		if err != nil {
 			return
 		}
@@ -134,7 +134,7 @@ func FuzzSlackIdentify(f *testing.F) {
 			}
 			return
 		}
-		checkText(t, "key", d.ExternalID)
-		checkText(t, "event type", d.EventType)
+		providertest.CheckText(t, "key", d.ExternalID)
+		providertest.CheckText(t, "event type", d.EventType)
 	})
 }

@@ -16,10 +16,10 @@ var squareHeader = providertest.SquareHeader
 func TestSquareVerify(t *testing.T) {
 	t.Parallel()
 	const key, oldKey = "sq0wsk-current-signature-key", "sq0wsk-previous-signature-key"
-	url := providertest.NotificationURL // the URL mustProvider builds square verifiers with
+	url := providertest.NotificationURL // the URL providertest.MustProvider builds square verifiers with
 	body := `{"merchant_id":"6SSW7HV8K2ST5","type":"payment.updated","event_id":"13b867cf-db3d-4b1c-90b6-2f32a9d78124","data":{"type":"payment"}}`
 	sig := squareHeader(key, url, body).Get("X-Square-HmacSha256-Signature")
-	raw := func(v string) http.Header { return headers("X-Square-HmacSha256-Signature", v) }
+	raw := func(v string) http.Header { return providertest.Headers("X-Square-HmacSha256-Signature", v) }
 	tests := []struct {
 		name    string
 		secrets []string
@@ -36,17 +36,17 @@ func TestSquareVerify(t *testing.T) {
 		{"signed for http (a proxy ended TLS)", []string{key}, squareHeader(key, strings.Replace(url, "https:", "http:", 1), body), body, 401, verify.ReasonSignatureMismatch},
 		{"signed over the body alone", []string{key}, squareHeader(key, "", body), body, 401, verify.ReasonSignatureMismatch},
 		{"spaces around", []string{key}, raw(" " + sig + " "), body, 0, ""},
-		{"missing header", []string{key}, headers("X-Square-Signature", "sha1-is-ignored"), body, 401, verify.ReasonSignatureMissing},
+		{"missing header", []string{key}, providertest.Headers("X-Square-Signature", "sha1-is-ignored"), body, 401, verify.ReasonSignatureMissing},
 		{"blank header", []string{key}, raw("   "), body, 401, verify.ReasonSignatureMissing},
-		{"malformed: hex", []string{key}, raw(macHex(key, url+body)), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed: hex", []string{key}, raw(providertest.MACHex(key, url+body)), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: unpadded", []string{key}, raw(strings.TrimRight(sig, "=")), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: short", []string{key}, raw("AAAA"), body, 401, verify.ReasonSignatureMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "square", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "square", tt.secrets...).Verify(tt.h, []byte(tt.body), time.Time{})
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -79,16 +79,16 @@ func TestSquareIdentify(t *testing.T) {
 		{"type missing (data.type ignored)", `{"event_id":"e1","data":{"type":"payment"}}`, "", "", verify.ReasonEventTypeMissing},
 		{"body not json", `event_id=e1`, "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "square", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "square", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d, err := p.Identify(http.Header{}, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Payload) != tt.body || !d.KeySigned {
 				t.Fatalf("Identify = %+v, want key %q type %q", d, tt.key, tt.typ)
 			}
@@ -97,15 +97,15 @@ func TestSquareIdentify(t *testing.T) {
 }
 
 func FuzzParseSquareSignature(f *testing.F) {
-	for _, s := range []string{"", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "====", " g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= ", fuzzSig} {
+	for _, s := range []string{"", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE", "====", " g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= ", providertest.FuzzSig} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		mac, err := square.ParseSquareSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, [][]byte{mac})
+			providertest.CheckSigs(t, [][]byte{mac})
 		}
-		verifyAll(t, headers("X-Square-HmacSha256-Signature", header), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("X-Square-HmacSha256-Signature", header), []byte(`{}`))
 	})
 }

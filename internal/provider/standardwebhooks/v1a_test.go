@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -85,8 +86,8 @@ func TestStandardWebhooksV1a(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "standardwebhooks", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "standardwebhooks", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -116,7 +117,7 @@ func BenchmarkStandardWebhooksVerifyV1a(b *testing.B) {
 	now := time.Unix(1_700_000_000, 0)
 	body := `{"type":"invoice.paid","data":{"id":"in_1","description":"` + strings.Repeat("x", 2000) + `"}}`
 	h := testsign.StandardWebhooksV1a(priv, "msg_1", body, now)
-	p := mustProvider(b, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", testsign.Whpk(priv))
+	p := providertest.MustProvider(b, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", testsign.Whpk(priv))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := p.Verify(h, []byte(body), now); err != nil {

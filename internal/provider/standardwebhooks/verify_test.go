@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/internal/provider/standardwebhooks"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -19,10 +20,10 @@ func TestStandardWebhooksVerify(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	ts := now.Unix()
 	body := `{"type":"invoice.paid","data":{"id":"in_1"}}`
-	good := swHeaders(t, secret, id, ts, body)
+	good := providertest.SWHeaders(t, secret, id, ts, body)
 	sig := good.Get("webhook-signature")
 	with := func(name, value string) http.Header {
-		h := swHeaders(t, secret, id, ts, body)
+		h := providertest.SWHeaders(t, secret, id, ts, body)
 		if value == "" {
 			h.Del(name)
 		} else {
@@ -54,16 +55,16 @@ func TestStandardWebhooksVerify(t *testing.T) {
 		{"malformed: only v1a", []string{secret}, with("webhook-signature", "v1a,"+sig[3:]), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed: not base64", []string{secret}, with("webhook-signature", "v1,!!!"), body, 401, verify.ReasonSignatureMalformed},
 		{"malformed timestamp", []string{secret}, with("webhook-timestamp", "1.7e9"), body, 401, verify.ReasonTimestampMalformed},
-		{"stale timestamp (-6 min)", []string{secret}, swHeaders(t, secret, id, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"future timestamp (+6 min)", []string{secret}, swHeaders(t, secret, id, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"within tolerance (-5 min)", []string{secret}, swHeaders(t, secret, id, ts-300, body), body, 0, ""},
-		{"within tolerance (+5 min)", []string{secret}, swHeaders(t, secret, id, ts+300, body), body, 0, ""},
+		{"stale timestamp (-6 min)", []string{secret}, providertest.SWHeaders(t, secret, id, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"future timestamp (+6 min)", []string{secret}, providertest.SWHeaders(t, secret, id, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"within tolerance (-5 min)", []string{secret}, providertest.SWHeaders(t, secret, id, ts-300, body), body, 0, ""},
+		{"within tolerance (+5 min)", []string{secret}, providertest.SWHeaders(t, secret, id, ts+300, body), body, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "standardwebhooks", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "standardwebhooks", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -72,16 +73,16 @@ func TestStandardWebhooksVerify(t *testing.T) {
 // specification. Its body has no type, so only Verify applies.
 func TestStandardWebhooksSpecVector(t *testing.T) {
 	t.Parallel()
-	p := mustProvider(t, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
-	h := headers(
+	p := providertest.MustProvider(t, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	h := providertest.Headers(
 		"webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek",
 		"webhook-timestamp", "1614265330",
 		"webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
 	)
 	body := []byte(`{"test": 2432232314}`)
-	checkReject(t, p.Verify(h, body, time.Unix(1614265330, 0)), 0, "")
-	checkReject(t, p.Verify(h, body, time.Unix(1614265330+360, 0)), 401, verify.ReasonTimestampOutOfTolerance)
-	checkReject(t, p.Verify(h, []byte(`{"test":2432232314}`), time.Unix(1614265330, 0)), 401, verify.ReasonSignatureMismatch)
+	providertest.CheckReject(t, p.Verify(h, body, time.Unix(1614265330, 0)), 0, "")
+	providertest.CheckReject(t, p.Verify(h, body, time.Unix(1614265330+360, 0)), 401, verify.ReasonTimestampOutOfTolerance)
+	providertest.CheckReject(t, p.Verify(h, []byte(`{"test":2432232314}`), time.Unix(1614265330, 0)), 401, verify.ReasonSignatureMismatch)
 }
 
 func TestStandardWebhooksIdentify(t *testing.T) {
@@ -101,7 +102,7 @@ func TestStandardWebhooksIdentify(t *testing.T) {
 		{"nested type ignored", "msg_1", `{"data":{"type":"x"}}`, "", "", verify.ReasonEventTypeMissing},
 		{"body not json", "msg_1", `{"type":"x",}`, "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	p := providertest.MustProvider(t, "standardwebhooks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -111,10 +112,10 @@ func TestStandardWebhooksIdentify(t *testing.T) {
 			}
 			d, err := p.Identify(h, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Payload) != tt.body {
 				t.Fatalf("Identify = %+v, want key %q type %q", d, tt.key, tt.typ)
 			}
@@ -128,10 +129,10 @@ func FuzzParseStandardSignatures(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, header, id, ts string) {
 		sigs, asym, err := standardwebhooks.ParseStandardSignatures(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
 			if len(sigs) > 0 {
-				checkSigs(t, sigs)
+				providertest.CheckSigs(t, sigs)
 			} else if len(asym) == 0 {
 				t.Fatal("accepted a header with no signature")
 			}
@@ -144,6 +145,6 @@ func FuzzParseStandardSignatures(f *testing.F) {
 				}
 			}
 		}
-		verifyAll(t, headers("webhook-signature", header, "webhook-id", id, "webhook-timestamp", ts), []byte(`{"test": 2432232314}`))
+		providertest.VerifyAll(t, providertest.Headers("webhook-signature", header, "webhook-id", id, "webhook-timestamp", ts), []byte(`{"test": 2432232314}`))
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 	"github.com/pginbox/pginbox/internal/provider/sig"
 )
 
@@ -30,14 +30,14 @@ import (
 type EventLog struct {
 	provider string
 	base     string
-	origin   apiclient.Origin
+	origin   api.Origin
 	key      string
 	client   *http.Client
 }
 
 var (
-	_ apiclient.EventLog = (*EventLog)(nil)
-	_ apiclient.Prober   = (*EventLog)(nil)
+	_ api.EventLog = (*EventLog)(nil)
+	_ api.Prober   = (*EventLog)(nil)
 )
 
 // stripePageSize is the largest page Stripe serves.
@@ -46,40 +46,40 @@ const stripePageSize = 100
 // NewEventLog returns the event-list client of a stripe provider.
 func NewEventLog(provider, baseURL, key string) (*EventLog, error) {
 	baseURL = strings.TrimRight(strings.TrimSpace(baseURL), "/")
-	o, err := apiclient.ParseOrigin(baseURL)
+	o, err := api.ParseOrigin(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: API URL: %w", provider, err)
 	}
 	if key == "" {
 		return nil, fmt.Errorf("provider %s: no secret key for Stripe's event list (a restricted key with read access to Events)", provider)
 	}
-	return &EventLog{provider: provider, base: baseURL, origin: o, key: key, client: apiclient.NewClient(o)}, nil
+	return &EventLog{provider: provider, base: baseURL, origin: o, key: key, client: api.NewClient(o)}, nil
 }
 
 // Provider returns the provider's name.
 func (s *EventLog) Provider() string { return s.provider }
 
 // Page reads one page of events created at or after since.
-func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (apiclient.LogPage, error) {
+func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (api.LogPage, error) {
 	q := "created%5Bgte%5D=" + strconv.FormatInt(since.Unix(), 10) + "&limit=" + strconv.Itoa(stripePageSize)
 	if cursor != "" {
 		q += "&starting_after=" + url.QueryEscape(cursor)
 	}
-	body, h, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?"+q, http.Header{
+	body, h, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?"+q, http.Header{
 		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
 	})
 	if err != nil {
-		return apiclient.LogPage{}, err
+		return api.LogPage{}, err
 	}
 	page, err := s.parse(body)
-	page.ServedAt = apiclient.ServedAt(h)
+	page.ServedAt = api.ServedAt(h)
 	return page, err
 }
 
 // Probe asks for the newest event only (GET /v1/events?limit=1): whether
 // the API answers, for a provider being backed off.
 func (s *EventLog) Probe(ctx context.Context) error {
-	body, _, err := apiclient.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?limit=1", http.Header{
+	body, _, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?limit=1", http.Header{
 		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
 	})
 	if err != nil {
@@ -94,9 +94,9 @@ func (s *EventLog) Probe(ctx context.Context) error {
 // be stored (not a JSON object Postgres accepts, too deep, no usable id,
 // type or created time) is returned with Skip set, keyed by its id when it
 // has one, so it never blocks the events around it.
-func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
-	bad := func(reason string) (apiclient.LogPage, error) {
-		return apiclient.LogPage{}, &apiclient.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
+func (s *EventLog) parse(body []byte) (api.LogPage, error) {
+	bad := func(reason string) (api.LogPage, error) {
+		return api.LogPage{}, &api.MalformedError{Provider: s.provider, ExternalID: "event list", Reason: reason}
 	}
 	var list struct {
 		Object  string            `json:"object"`
@@ -109,7 +109,7 @@ func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
 	if list.Object != "list" || list.HasMore == nil || list.Data == nil {
 		return bad(`no "object": "list", "data" or "has_more"`)
 	}
-	page := apiclient.LogPage{Entries: make([]apiclient.LogEntry, 0, len(list.Data))}
+	page := api.LogPage{Entries: make([]api.LogEntry, 0, len(list.Data))}
 	for i, raw := range list.Data {
 		e := entry(i, raw)
 		page.Entries = append(page.Entries, e)
@@ -129,7 +129,7 @@ func (s *EventLog) parse(body []byte) (apiclient.LogPage, error) {
 }
 
 // entry reads one listed event; one that cannot be stored has Skip set.
-func entry(i int, raw json.RawMessage) apiclient.LogEntry {
+func entry(i int, raw json.RawMessage) api.LogEntry {
 	// The id and created time are read leniently first, so that an event
 	// that cannot be stored is still named in the log and placed in time.
 	var head struct {
@@ -137,8 +137,8 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 		Created any `json:"created"`
 	}
 	_ = json.Unmarshal(raw, &head)
-	var e apiclient.LogEntry
-	if id, ok := head.ID.(string); ok && apiclient.ValidText(id) {
+	var e api.LogEntry
+	if id, ok := head.ID.(string); ok && api.ValidText(id) {
 		e.Key = id
 	}
 	if c, ok := head.Created.(float64); ok && c > 0 && c < 1<<40 && c == float64(int64(c)) {
@@ -154,7 +154,7 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 		return e
 	}
 	typ, ok := env.Str("type")
-	if e.Key == "" || !ok || !apiclient.ValidText(typ) {
+	if e.Key == "" || !ok || !api.ValidText(typ) {
 		e.Skip = fmt.Sprintf("event %d has no usable id or type", i)
 		return e
 	}
@@ -167,6 +167,6 @@ func entry(i int, raw json.RawMessage) apiclient.LogEntry {
 }
 
 // Fetch returns e: the list carries whole events.
-func (s *EventLog) Fetch(_ context.Context, e apiclient.LogEntry) (apiclient.LogEntry, error) {
+func (s *EventLog) Fetch(_ context.Context, e api.LogEntry) (api.LogEntry, error) {
 	return e, nil
 }

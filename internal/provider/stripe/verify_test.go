@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/internal/provider/stripe"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -18,8 +19,8 @@ func TestStripeVerify(t *testing.T) {
 	ts := now.Unix()
 	tsS := strconv.FormatInt(ts, 10)
 	body := `{"id":"evt_1","object":"event","type":"payment_intent.succeeded"}`
-	v1 := macHex(secret, tsS+"."+body)
-	raw := func(v string) http.Header { return headers("Stripe-Signature", v) }
+	v1 := providertest.MACHex(secret, tsS+"."+body)
+	raw := func(v string) http.Header { return providertest.Headers("Stripe-Signature", v) }
 
 	tests := []struct {
 		name    string
@@ -29,13 +30,13 @@ func TestStripeVerify(t *testing.T) {
 		status  int
 		reason  string
 	}{
-		{"valid", []string{secret}, stripeHeader(secret, ts, body), body, 0, ""},
-		{"valid with the second of two secrets", []string{oldSecret, secret}, stripeHeader(secret, ts, body), body, 0, ""},
-		{"wrong secret", []string{secret}, stripeHeader("whsec_other", ts, body), body, 401, verify.ReasonSignatureMismatch},
-		{"tampered body", []string{secret}, stripeHeader(secret, ts, body), strings.Replace(body, "evt_1", "evt_2", 1), 401, verify.ReasonSignatureMismatch},
-		{"re-serialised body", []string{secret}, stripeHeader(secret, ts, body), strings.ReplaceAll(body, ",", ", "), 401, verify.ReasonSignatureMismatch},
+		{"valid", []string{secret}, providertest.StripeHeader(secret, ts, body), body, 0, ""},
+		{"valid with the second of two secrets", []string{oldSecret, secret}, providertest.StripeHeader(secret, ts, body), body, 0, ""},
+		{"wrong secret", []string{secret}, providertest.StripeHeader("whsec_other", ts, body), body, 401, verify.ReasonSignatureMismatch},
+		{"tampered body", []string{secret}, providertest.StripeHeader(secret, ts, body), strings.Replace(body, "evt_1", "evt_2", 1), 401, verify.ReasonSignatureMismatch},
+		{"re-serialised body", []string{secret}, providertest.StripeHeader(secret, ts, body), strings.ReplaceAll(body, ",", ", "), 401, verify.ReasonSignatureMismatch},
 		{"several v1, one matching", []string{secret}, raw("t=" + tsS + ",v1=" + strings.Repeat("0", 64) + ",v1=" + v1), body, 0, ""},
-		{"v0 ignored", []string{secret}, raw("t=" + tsS + ",v1=" + v1 + ",v0=" + macHex(secret, body)), body, 0, ""},
+		{"v0 ignored", []string{secret}, raw("t=" + tsS + ",v1=" + v1 + ",v0=" + providertest.MACHex(secret, body)), body, 0, ""},
 		{"spaces around items", []string{secret}, raw("t=" + tsS + ", v1=" + v1), body, 0, ""},
 		{"order does not matter", []string{secret}, raw("v1=" + v1 + ",t=" + tsS), body, 0, ""},
 		{"t repeated with the same value", []string{secret}, raw("t=" + tsS + ",v1=" + v1 + ",t=" + tsS), body, 0, ""},
@@ -50,16 +51,16 @@ func TestStripeVerify(t *testing.T) {
 		{"timestamp negative", []string{secret}, raw("t=-1,v1=" + v1), body, 401, verify.ReasonTimestampMalformed},
 		{"two different timestamps", []string{secret}, raw("t=" + tsS + ",t=1,v1=" + v1), body, 401, verify.ReasonTimestampMalformed},
 		{"timestamp changed after signing", []string{secret}, raw("t=" + strconv.FormatInt(ts-1, 10) + ",v1=" + v1), body, 401, verify.ReasonSignatureMismatch},
-		{"stale timestamp (-6 min)", []string{secret}, stripeHeader(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"future timestamp (+6 min)", []string{secret}, stripeHeader(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"within tolerance (-5 min)", []string{secret}, stripeHeader(secret, ts-300, body), body, 0, ""},
-		{"within tolerance (+5 min)", []string{secret}, stripeHeader(secret, ts+300, body), body, 0, ""},
+		{"stale timestamp (-6 min)", []string{secret}, providertest.StripeHeader(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"future timestamp (+6 min)", []string{secret}, providertest.StripeHeader(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"within tolerance (-5 min)", []string{secret}, providertest.StripeHeader(secret, ts-300, body), body, 0, ""},
+		{"within tolerance (+5 min)", []string{secret}, providertest.StripeHeader(secret, ts+300, body), body, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mustProvider(t, "stripe", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			err := providertest.MustProvider(t, "stripe", tt.secrets...).Verify(tt.h, []byte(tt.body), now)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 		})
 	}
 }
@@ -82,16 +83,16 @@ func TestStripeIdentify(t *testing.T) {
 		{"type not a string", `{"id":"evt_1","type":["a"]}`, "", "", verify.ReasonEventTypeMissing},
 		{"body not json", `id=evt_1&type=invoice.paid`, "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "stripe", "whsec_identify-only-secret-0123")
+	p := providertest.MustProvider(t, "stripe", "whsec_identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d, err := p.Identify(http.Header{}, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ || string(d.Payload) != tt.body {
 				t.Fatalf("Identify = %+v, want key %q type %q", d, tt.key, tt.typ)
 			}
@@ -100,19 +101,19 @@ func TestStripeIdentify(t *testing.T) {
 }
 
 func FuzzParseStripeSignature(f *testing.F) {
-	for _, s := range []string{"", "t=1614265330,v1=" + fuzzSig, "t=1,t=2,v1=" + fuzzSig, "v1=" + fuzzSig, "t=,v1=" + fuzzSig, "t=1614265330,v0=" + fuzzSig, "t=1614265330, v1=" + fuzzSig + ",v1=", "=,=,=", "t=99999999999999999999,v1=" + fuzzSig} {
+	for _, s := range []string{"", "t=1614265330,v1=" + providertest.FuzzSig, "t=1,t=2,v1=" + providertest.FuzzSig, "v1=" + providertest.FuzzSig, "t=,v1=" + providertest.FuzzSig, "t=1614265330,v0=" + providertest.FuzzSig, "t=1614265330, v1=" + providertest.FuzzSig + ",v1=", "=,=,=", "t=99999999999999999999,v1=" + providertest.FuzzSig} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		ts, sigs, err := stripe.ParseStripeSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, sigs)
+			providertest.CheckSigs(t, sigs)
 			if ts == "" {
 				t.Fatal("accepted a header without t")
 			}
 		}
-		verifyAll(t, headers("Stripe-Signature", header), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("Stripe-Signature", header), []byte(`{}`))
 	})
 }
 
@@ -122,9 +123,9 @@ var benchStripeBody = `{"id":"evt_1PQ","object":"event","type":"payment_intent.s
 
 func BenchmarkStripeVerify(b *testing.B) {
 	now := time.Unix(1_700_000_000, 0)
-	p := mustProvider(b, "stripe", "whsec_previous", "whsec_current")
+	p := providertest.MustProvider(b, "stripe", "whsec_previous", "whsec_current")
 	ts := strconv.FormatInt(now.Unix(), 10)
-	h := headers("Stripe-Signature", "t="+ts+",v1="+macHex("whsec_current", ts+"."+benchStripeBody)+",v0=00")
+	h := providertest.Headers("Stripe-Signature", "t="+ts+",v1="+providertest.MACHex("whsec_current", ts+"."+benchStripeBody)+",v0=00")
 	body := []byte(benchStripeBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -136,7 +137,7 @@ func BenchmarkStripeVerify(b *testing.B) {
 }
 
 func BenchmarkStripeIdentify(b *testing.B) {
-	p := mustProvider(b, "stripe", "whsec_current")
+	p := providertest.MustProvider(b, "stripe", "whsec_current")
 	body := []byte(benchStripeBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

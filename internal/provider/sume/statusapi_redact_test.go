@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // TestSumeLookupErrorsDropPresignedTokens: a status_url may be presigned
@@ -32,14 +32,14 @@ func TestSumeLookupErrorsDropPresignedTokens(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	api := mustSume(t, "sume", srv.URL, "")
+	client := mustSume(t, "sume", srv.URL, "")
 	for _, path := range []string{"/slow", "/drop", "/moved"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		_, err := api.Lookup(ctx, apiclient.Gap{Provider: "sume", ExternalID: "j",
+		_, err := client.Lookup(ctx, api.Gap{Provider: "sume", ExternalID: "j",
 			StatusURL: srv.URL + path + "?X-Amz-Signature=SENTINELsig&X-Amz-Credential=x"})
 		cancel()
-		var apiErr *apiclient.APIError
-		var refused *apiclient.RefusedError
+		var apiErr *api.APIError
+		var refused *api.RefusedError
 		if err == nil || !(errors.As(err, &apiErr) || errors.As(err, &refused)) {
 			t.Fatalf("%s: %v", path, err)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/backfill/apiclient"
+	"github.com/pginbox/pginbox/internal/provider/api"
 )
 
 // TestSumeLookupMapping: the mapping of Sume statuses, exactly:
@@ -19,23 +19,23 @@ func TestSumeLookupMapping(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, body string
-		state      apiclient.LookupState
+		state      api.LookupState
 		eventType  string
 		malformed  bool
 	}{
-		{"COMPLETED", `{"job_id": "j", "status": "COMPLETED"}`, apiclient.LookupTerminal, "job.completed", false},
-		{"CANCELED", `{"job_id": "j", "status": "CANCELED"}`, apiclient.LookupTerminal, "job.canceled", false},
-		{"ERROR canceled", `{"job_id": "j", "status": "ERROR", "error": {"code": "canceled"}}`, apiclient.LookupTerminal, "job.canceled", false},
-		{"ERROR other code", `{"job_id": "j", "status": "ERROR", "error": {"code": "timeout"}}`, apiclient.LookupTerminal, "job.failed", false},
-		{"ERROR numeric code", `{"job_id": "j", "status": "ERROR", "error": {"code": 7}}`, apiclient.LookupTerminal, "job.failed", false},
-		{"ERROR no error object", `{"job_id": "j", "status": "ERROR"}`, apiclient.LookupTerminal, "job.failed", false},
-		{"ERROR error is a string", `{"job_id": "j", "status": "ERROR", "error": "canceled"}`, apiclient.LookupTerminal, "job.failed", false},
-		{"nested code is not error.code", `{"job_id": "j", "status": "ERROR", "detail": {"error": {"code": "canceled"}}}`, apiclient.LookupTerminal, "job.failed", false},
-		{"IN_QUEUE", `{"job_id": "j", "status": "IN_QUEUE"}`, apiclient.LookupPending, "", false},
-		{"IN_PROGRESS", `{"job_id": "j", "status": "IN_PROGRESS"}`, apiclient.LookupPending, "", false},
-		{"lower-case completed is not COMPLETED", `{"job_id": "j", "status": "completed"}`, apiclient.LookupPending, "", false},
-		{"CANCELLED is not CANCELED", `{"job_id": "j", "status": "CANCELLED"}`, apiclient.LookupPending, "", false},
-		{"no job_id is fine", `{"status": "COMPLETED"}`, apiclient.LookupTerminal, "job.completed", false},
+		{"COMPLETED", `{"job_id": "j", "status": "COMPLETED"}`, api.LookupTerminal, "job.completed", false},
+		{"CANCELED", `{"job_id": "j", "status": "CANCELED"}`, api.LookupTerminal, "job.canceled", false},
+		{"ERROR canceled", `{"job_id": "j", "status": "ERROR", "error": {"code": "canceled"}}`, api.LookupTerminal, "job.canceled", false},
+		{"ERROR other code", `{"job_id": "j", "status": "ERROR", "error": {"code": "timeout"}}`, api.LookupTerminal, "job.failed", false},
+		{"ERROR numeric code", `{"job_id": "j", "status": "ERROR", "error": {"code": 7}}`, api.LookupTerminal, "job.failed", false},
+		{"ERROR no error object", `{"job_id": "j", "status": "ERROR"}`, api.LookupTerminal, "job.failed", false},
+		{"ERROR error is a string", `{"job_id": "j", "status": "ERROR", "error": "canceled"}`, api.LookupTerminal, "job.failed", false},
+		{"nested code is not error.code", `{"job_id": "j", "status": "ERROR", "detail": {"error": {"code": "canceled"}}}`, api.LookupTerminal, "job.failed", false},
+		{"IN_QUEUE", `{"job_id": "j", "status": "IN_QUEUE"}`, api.LookupPending, "", false},
+		{"IN_PROGRESS", `{"job_id": "j", "status": "IN_PROGRESS"}`, api.LookupPending, "", false},
+		{"lower-case completed is not COMPLETED", `{"job_id": "j", "status": "completed"}`, api.LookupPending, "", false},
+		{"CANCELLED is not CANCELED", `{"job_id": "j", "status": "CANCELLED"}`, api.LookupPending, "", false},
+		{"no job_id is fine", `{"status": "COMPLETED"}`, api.LookupTerminal, "job.completed", false},
 		{"a numeric job_id of another job", `{"job_id": 123, "status": "COMPLETED"}`, 0, "", true},
 		{"another job_id", `{"job_id": "k", "status": "COMPLETED"}`, 0, "", true},
 		{"no status", `{"job_id": "j"}`, 0, "", true},
@@ -53,12 +53,12 @@ func TestSumeLookupMapping(t *testing.T) {
 				w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			api := mustSume(t, "sume", srv.URL, "")
-			got, err := api.Lookup(context.Background(), apiclient.Gap{Provider: "sume", ExternalID: "j"})
-			var malformed *apiclient.MalformedError
+			client := mustSume(t, "sume", srv.URL, "")
+			got, err := client.Lookup(context.Background(), api.Gap{Provider: "sume", ExternalID: "j"})
+			var malformed *api.MalformedError
 			if tc.malformed {
 				if !errors.As(err, &malformed) {
-					t.Fatalf("Lookup = %+v, %v; want a *apiclient.MalformedError", got, err)
+					t.Fatalf("Lookup = %+v, %v; want a *api.MalformedError", got, err)
 				}
 				return
 			}
@@ -68,7 +68,7 @@ func TestSumeLookupMapping(t *testing.T) {
 			if got.State != tc.state || got.EventType != tc.eventType {
 				t.Fatalf("Lookup = (%s, %q), want (%s, %q)", got.State, got.EventType, tc.state, tc.eventType)
 			}
-			if tc.state == apiclient.LookupTerminal && string(got.Payload) != tc.body {
+			if tc.state == api.LookupTerminal && string(got.Payload) != tc.body {
 				t.Fatalf("payload %s, want the response body %s", got.Payload, tc.body)
 			}
 		})
@@ -108,36 +108,36 @@ func TestSumeLookupStatuses(t *testing.T) {
 				w.WriteHeader(tc.status)
 			}))
 			defer srv.Close()
-			api := mustSume(t, "sume", srv.URL, "")
-			got, err := api.Lookup(context.Background(), apiclient.Gap{Provider: "sume", ExternalID: "j"})
+			client := mustSume(t, "sume", srv.URL, "")
+			got, err := client.Lookup(context.Background(), api.Gap{Provider: "sume", ExternalID: "j"})
 			if tc.unknown {
-				if err != nil || got.State != apiclient.LookupUnknown {
-					t.Fatalf("Lookup = %+v, %v; want apiclient.LookupUnknown", got, err)
+				if err != nil || got.State != api.LookupUnknown {
+					t.Fatalf("Lookup = %+v, %v; want api.LookupUnknown", got, err)
 				}
 				return
 			}
-			var apiErr *apiclient.APIError
+			var apiErr *api.APIError
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != tc.status {
-				t.Fatalf("Lookup error %v, want an *apiclient.APIError with status %d", err, tc.status)
+				t.Fatalf("Lookup error %v, want an *api.APIError with status %d", err, tc.status)
 			}
-			if apiErr.Retryable() != tc.retryable || errors.Is(err, apiclient.ErrUnauthorized) != tc.unauthorized || apiErr.RetryAfter != tc.wait {
+			if apiErr.Retryable() != tc.retryable || errors.Is(err, api.ErrUnauthorized) != tc.unauthorized || apiErr.RetryAfter != tc.wait {
 				t.Fatalf("%v: retryable %v, unauthorized %v, retry after %s", err, apiErr.Retryable(),
-					errors.Is(err, apiclient.ErrUnauthorized), apiErr.RetryAfter)
+					errors.Is(err, api.ErrUnauthorized), apiErr.RetryAfter)
 			}
 		})
 	}
 }
 
 // TestSumeLookupTimeoutIsRetryable: a request cut by its context deadline is
-// a retryable *apiclient.APIError marked Timeout.
+// a retryable *api.APIError marked Timeout.
 func TestSumeLookupTimeoutIsRetryable(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := (mustSume(t, "sume", srv.URL, "")).Lookup(ctx, apiclient.Gap{Provider: "sume", ExternalID: "j"})
-	var apiErr *apiclient.APIError
+	_, err := (mustSume(t, "sume", srv.URL, "")).Lookup(ctx, api.Gap{Provider: "sume", ExternalID: "j"})
+	var apiErr *api.APIError
 	if !errors.As(err, &apiErr) || !apiErr.Timeout || !apiErr.Retryable() {
 		t.Fatalf("Lookup error %#v, want a retryable timeout", err)
 	}
@@ -164,26 +164,26 @@ func TestSumeEndpointAndKey(t *testing.T) {
 	tests := []struct {
 		name, base, statusURL, id string
 		want                      *seen  // nil: no request
-		refused                   string // the apiclient.RefusedError reason
+		refused                   string // the api.RefusedError reason
 	}{
 		{"base URL", home.URL, "", "job 1/2", &seen{"/v1/jobs/job%201%2F2/status", "Bearer k"}, ""},
 		{"base URL with a trailing slash", home.URL + "/", "", "j", &seen{"/v1/jobs/j/status", "Bearer k"}, ""},
 		{"status_url on the same origin", home.URL, home.URL + "/custom/j", "j", &seen{"/custom/j", "Bearer k"}, ""},
 		{"status_url on the same origin, scheme in capitals", home.URL, "HTTP://127.0.0.1:" + port + "/custom/j", "j", &seen{"/custom/j", "Bearer k"}, ""},
-		{"status_url on another port", home.URL, elsewhere.URL + "/custom/j", "j", nil, apiclient.RefusedForeignOrigin},
-		{"status_url with another scheme", home.URL, "https://127.0.0.1:" + port + "/custom/j", "j", nil, apiclient.RefusedForeignOrigin},
-		{"status_url on another host name", home.URL, "http://localhost:" + port + "/custom/j", "j", nil, apiclient.RefusedForeignOrigin},
-		{"status_url with credentials", home.URL, "http://u:p@127.0.0.1:" + port + "/custom/j", "j", nil, apiclient.RefusedForeignOrigin},
-		{"status_url not a URL", home.URL, "ftp://x/j", "j", nil, apiclient.RefusedBadStatusURL},
+		{"status_url on another port", home.URL, elsewhere.URL + "/custom/j", "j", nil, api.RefusedForeignOrigin},
+		{"status_url with another scheme", home.URL, "https://127.0.0.1:" + port + "/custom/j", "j", nil, api.RefusedForeignOrigin},
+		{"status_url on another host name", home.URL, "http://localhost:" + port + "/custom/j", "j", nil, api.RefusedForeignOrigin},
+		{"status_url with credentials", home.URL, "http://u:p@127.0.0.1:" + port + "/custom/j", "j", nil, api.RefusedForeignOrigin},
+		{"status_url not a URL", home.URL, "ftp://x/j", "j", nil, api.RefusedBadStatusURL},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
 			got = nil
 			mu.Unlock()
-			api := mustSume(t, "sume", tc.base, "k")
-			_, err := api.Lookup(context.Background(), apiclient.Gap{Provider: "sume", ExternalID: tc.id, StatusURL: tc.statusURL})
-			var refused *apiclient.RefusedError
+			client := mustSume(t, "sume", tc.base, "k")
+			_, err := client.Lookup(context.Background(), api.Gap{Provider: "sume", ExternalID: tc.id, StatusURL: tc.statusURL})
+			var refused *api.RefusedError
 			if tc.refused != "" {
 				if !errors.As(err, &refused) || refused.Reason != tc.refused {
 					t.Fatalf("Lookup: %v, want a refusal %q", err, tc.refused)
@@ -206,9 +206,9 @@ func TestSumeEndpointAndKey(t *testing.T) {
 // mustSume returns a StatusAPI for provider on base.
 func mustSume(t *testing.T, provider, base, key string) *StatusAPI {
 	t.Helper()
-	api, err := NewStatusAPI(provider, base, key)
+	client, err := NewStatusAPI(provider, base, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return api
+	return client
 }

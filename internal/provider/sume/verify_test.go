@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest"
 	"github.com/pginbox/pginbox/internal/provider/sume"
 	"github.com/pginbox/pginbox/runner/verify"
 )
@@ -20,7 +21,7 @@ func TestSumeVerify(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	ts := now.Unix()
 	body := `{"event":"job.completed","job_id":"job_123","data":{"status":"COMPLETED"}}`
-	good := "v1=" + macHex(secret, strconv.FormatInt(ts, 10)+"."+body)
+	good := "v1=" + providertest.MACHex(secret, strconv.FormatInt(ts, 10)+"."+body)
 	with := func(h http.Header, name, value string) http.Header { h.Set(name, value); return h }
 	without := func(h http.Header, name string) http.Header { h.Del(name); return h }
 
@@ -32,43 +33,43 @@ func TestSumeVerify(t *testing.T) {
 		status  int
 		reason  string
 	}{
-		{"valid", []string{secret}, sumeHeaders(secret, ts, body), body, 0, ""},
-		{"valid with the second of two secrets", []string{oldSecret, secret}, sumeHeaders(secret, ts, body), body, 0, ""},
-		{"valid with the first of two secrets", []string{secret, oldSecret}, sumeHeaders(secret, ts, body), body, 0, ""},
-		{"wrong secret", []string{secret}, sumeHeaders("not_the_secret", ts, body), body, 401, verify.ReasonSignatureMismatch},
-		{"tampered body", []string{secret}, sumeHeaders(secret, ts, body), strings.Replace(body, "job_123", "job_124", 1), 401, verify.ReasonSignatureMismatch},
-		{"re-serialised body", []string{secret}, sumeHeaders(secret, ts, body), strings.ReplaceAll(body, ":", ": "), 401, verify.ReasonSignatureMismatch},
-		{"empty body signed", []string{secret}, sumeHeaders(secret, ts, ""), "", 0, ""},
-		{"timestamp changed after signing", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Timestamp", strconv.FormatInt(ts+1, 10)), body, 401, verify.ReasonSignatureMismatch},
-		{"missing signature", []string{secret}, without(sumeHeaders(secret, ts, body), "X-Sume-Signature"), body, 401, verify.ReasonSignatureMissing},
-		{"blank signature", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", " , "), body, 401, verify.ReasonSignatureMissing},
-		{"missing timestamp", []string{secret}, without(sumeHeaders(secret, ts, body), "X-Sume-Timestamp"), body, 401, verify.ReasonTimestampMissing},
-		{"malformed signature: not hex", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v1=zz"), body, 401, verify.ReasonSignatureMalformed},
-		{"malformed signature: no scheme", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", good[3:]), body, 401, verify.ReasonSignatureMalformed},
-		{"malformed signature: short", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", good[:len(good)-2]), body, 401, verify.ReasonSignatureMalformed},
-		{"malformed signature: only other schemes", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v0="+good[3:]+" sha256="+good[3:]), body, 401, verify.ReasonSignatureMalformed},
-		{"malformed timestamp: letters", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Timestamp", "yesterday"), body, 401, verify.ReasonTimestampMalformed},
-		{"malformed timestamp: sign", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Timestamp", "+"+strconv.FormatInt(ts, 10)), body, 401, verify.ReasonTimestampMalformed},
-		{"malformed timestamp: milliseconds fraction", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Timestamp", strconv.FormatInt(ts, 10)+".5"), body, 401, verify.ReasonTimestampMalformed},
-		{"malformed timestamp: overflow", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Timestamp", strings.Repeat("9", 30)), body, 401, verify.ReasonTimestampMalformed},
-		{"stale timestamp (-6 min)", []string{secret}, sumeHeaders(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"future timestamp (+6 min)", []string{secret}, sumeHeaders(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"just within tolerance (-5 min)", []string{secret}, sumeHeaders(secret, ts-300, body), body, 0, ""},
-		{"just within tolerance (+5 min)", []string{secret}, sumeHeaders(secret, ts+300, body), body, 0, ""},
-		{"just out of tolerance (-5 min 1 s)", []string{secret}, sumeHeaders(secret, ts-301, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"stale and wrong secret: the timestamp is checked first", []string{secret}, sumeHeaders("nope", ts-3600, body), body, 401, verify.ReasonTimestampOutOfTolerance},
-		{"several entries, comma separated", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+strings.Repeat("00", 32)+","+good), body, 0, ""},
-		{"several entries, space separated", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", good+" v1="+strings.Repeat("ab", 32)), body, 0, ""},
-		{"unknown schemes and a bad v1 ignored", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v2=abc, v1=zz, t=1 ,"+good), body, 0, ""},
-		{"upper-case hex", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+strings.ToUpper(good[3:])), body, 0, ""},
-		{"signature over body only", []string{secret}, with(sumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+macHex(secret, body)), body, 401, verify.ReasonSignatureMismatch},
+		{"valid", []string{secret}, providertest.SumeHeaders(secret, ts, body), body, 0, ""},
+		{"valid with the second of two secrets", []string{oldSecret, secret}, providertest.SumeHeaders(secret, ts, body), body, 0, ""},
+		{"valid with the first of two secrets", []string{secret, oldSecret}, providertest.SumeHeaders(secret, ts, body), body, 0, ""},
+		{"wrong secret", []string{secret}, providertest.SumeHeaders("not_the_secret", ts, body), body, 401, verify.ReasonSignatureMismatch},
+		{"tampered body", []string{secret}, providertest.SumeHeaders(secret, ts, body), strings.Replace(body, "job_123", "job_124", 1), 401, verify.ReasonSignatureMismatch},
+		{"re-serialised body", []string{secret}, providertest.SumeHeaders(secret, ts, body), strings.ReplaceAll(body, ":", ": "), 401, verify.ReasonSignatureMismatch},
+		{"empty body signed", []string{secret}, providertest.SumeHeaders(secret, ts, ""), "", 0, ""},
+		{"timestamp changed after signing", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp", strconv.FormatInt(ts+1, 10)), body, 401, verify.ReasonSignatureMismatch},
+		{"missing signature", []string{secret}, without(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature"), body, 401, verify.ReasonSignatureMissing},
+		{"blank signature", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", " , "), body, 401, verify.ReasonSignatureMissing},
+		{"missing timestamp", []string{secret}, without(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp"), body, 401, verify.ReasonTimestampMissing},
+		{"malformed signature: not hex", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v1=zz"), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed signature: no scheme", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", good[3:]), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed signature: short", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", good[:len(good)-2]), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed signature: only other schemes", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v0="+good[3:]+" sha256="+good[3:]), body, 401, verify.ReasonSignatureMalformed},
+		{"malformed timestamp: letters", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp", "yesterday"), body, 401, verify.ReasonTimestampMalformed},
+		{"malformed timestamp: sign", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp", "+"+strconv.FormatInt(ts, 10)), body, 401, verify.ReasonTimestampMalformed},
+		{"malformed timestamp: milliseconds fraction", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp", strconv.FormatInt(ts, 10)+".5"), body, 401, verify.ReasonTimestampMalformed},
+		{"malformed timestamp: overflow", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Timestamp", strings.Repeat("9", 30)), body, 401, verify.ReasonTimestampMalformed},
+		{"stale timestamp (-6 min)", []string{secret}, providertest.SumeHeaders(secret, ts-360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"future timestamp (+6 min)", []string{secret}, providertest.SumeHeaders(secret, ts+360, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"just within tolerance (-5 min)", []string{secret}, providertest.SumeHeaders(secret, ts-300, body), body, 0, ""},
+		{"just within tolerance (+5 min)", []string{secret}, providertest.SumeHeaders(secret, ts+300, body), body, 0, ""},
+		{"just out of tolerance (-5 min 1 s)", []string{secret}, providertest.SumeHeaders(secret, ts-301, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"stale and wrong secret: the timestamp is checked first", []string{secret}, providertest.SumeHeaders("nope", ts-3600, body), body, 401, verify.ReasonTimestampOutOfTolerance},
+		{"several entries, comma separated", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+strings.Repeat("00", 32)+","+good), body, 0, ""},
+		{"several entries, space separated", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", good+" v1="+strings.Repeat("ab", 32)), body, 0, ""},
+		{"unknown schemes and a bad v1 ignored", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v2=abc, v1=zz, t=1 ,"+good), body, 0, ""},
+		{"upper-case hex", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+strings.ToUpper(good[3:])), body, 0, ""},
+		{"signature over body only", []string{secret}, with(providertest.SumeHeaders(secret, ts, body), "X-Sume-Signature", "v1="+providertest.MACHex(secret, body)), body, 401, verify.ReasonSignatureMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := mustProvider(t, "sume", tt.secrets...)
+			p := providertest.MustProvider(t, "sume", tt.secrets...)
 			err := p.Verify(tt.h, []byte(tt.body), now)
-			checkReject(t, err, tt.status, tt.reason)
+			providertest.CheckReject(t, err, tt.status, tt.reason)
 			if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "job_123")) {
 				t.Fatalf("error %q leaks the secret or the body", err)
 			}
@@ -134,7 +135,7 @@ func TestSumeIdentify(t *testing.T) {
 		{"event type with newline", `{"job_id":"j","event":"a\nb"}`, "", "", "", verify.ReasonEventTypeInvalid},
 		{"not an object", `[{"job_id":"j"}]`, "", "", "", verify.ReasonBodyNotJSON},
 	}
-	p := mustProvider(t, "sume", "identify-only-secret-0123")
+	p := providertest.MustProvider(t, "sume", "identify-only-secret-0123")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -144,10 +145,10 @@ func TestSumeIdentify(t *testing.T) {
 			}
 			d, err := p.Identify(h, []byte(tt.body))
 			if tt.reason != "" {
-				checkReject(t, err, http.StatusBadRequest, tt.reason)
+				providertest.CheckReject(t, err, http.StatusBadRequest, tt.reason)
 				return
 			}
-			checkReject(t, err, 0, "")
+			providertest.CheckReject(t, err, 0, "")
 			if d.ExternalID != tt.key || d.EventType != tt.typ {
 				t.Fatalf("Identify = (%q, %q), want (%q, %q)", d.ExternalID, d.EventType, tt.key, tt.typ)
 			}
@@ -159,14 +160,14 @@ func TestSumeIdentify(t *testing.T) {
 }
 
 func FuzzParseSumeSignature(f *testing.F) {
-	for _, s := range []string{"", " ", ",", "v1=" + fuzzSig, "v1=" + fuzzSig + ",v1=zz", "v0=ab v1=" + fuzzSig, "v1=", "v1==", "v1=" + strings.ToUpper(fuzzSig), "\u00a0v1=" + fuzzSig, "v1=" + fuzzSig[:63]} {
+	for _, s := range []string{"", " ", ",", "v1=" + providertest.FuzzSig, "v1=" + providertest.FuzzSig + ",v1=zz", "v0=ab v1=" + providertest.FuzzSig, "v1=", "v1==", "v1=" + strings.ToUpper(providertest.FuzzSig), "\u00a0v1=" + providertest.FuzzSig, "v1=" + providertest.FuzzSig[:63]} {
 		f.Add(s, "1614265330")
 	}
 	f.Fuzz(func(t *testing.T, header, ts string) {
 		sigs, err := sume.ParseSumeSignature(header)
-		checkFuzzReject(t, err, http.StatusUnauthorized, verifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusUnauthorized, providertest.VerifyReasons)
 		if err == nil {
-			checkSigs(t, sigs)
+			providertest.CheckSigs(t, sigs)
 		}
 		// A header holding one well-formed v1 entry among separators is accepted.
 		if i := strings.Index(header, "v1="); i >= 0 && (i == 0 || strings.ContainsRune(", \t", rune(header[i-1]))) {
@@ -178,7 +179,7 @@ func FuzzParseSumeSignature(f *testing.F) {
 				t.Fatalf("rejected %q (%v) although it holds v1=%s", header, err, v)
 			}
 		}
-		verifyAll(t, headers("X-Sume-Signature", header, "X-Sume-Timestamp", ts), []byte(`{}`))
+		providertest.VerifyAll(t, providertest.Headers("X-Sume-Signature", header, "X-Sume-Timestamp", ts), []byte(`{}`))
 	})
 }
 
@@ -198,19 +199,19 @@ func FuzzSumeIdentify(f *testing.F) {
 	} {
 		f.Add([]byte(s.body), s.header)
 	}
-	p := mustProvider(f, "sume", "identify-only-secret-0123")
+	p := providertest.MustProvider(f, "sume", "identify-only-secret-0123")
 	f.Fuzz(func(t *testing.T, body []byte, headerID string) {
 		h := http.Header{}
 		if headerID != "" {
 			h.Set("X-Sume-Event-Id", headerID)
 		}
 		d, err := p.Identify(h, body)
-		checkFuzzReject(t, err, http.StatusBadRequest, identifyReasons)
+		providertest.CheckFuzzReject(t, err, http.StatusBadRequest, providertest.IdentifyReasons)
 		if err != nil {
 			return
 		}
-		checkText(t, "key", d.ExternalID)
-		checkText(t, "event type", d.EventType)
+		providertest.CheckText(t, "key", d.ExternalID)
+		providertest.CheckText(t, "event type", d.EventType)
 		if !bytes.Equal(d.Payload, body) {
 			t.Fatal("payload differs from the body")
 		}
@@ -253,8 +254,8 @@ var benchBody = `{"event":"job.completed","job_id":"job_01HZX3","status":"COMPLE
 
 func BenchmarkSumeVerify(b *testing.B) {
 	now := time.Unix(1_700_000_000, 0)
-	p := mustProvider(b, "sume", "previous-secret", "current-secret")
-	h := sumeHeaders("current-secret", now.Unix(), benchBody)
+	p := providertest.MustProvider(b, "sume", "previous-secret", "current-secret")
+	h := providertest.SumeHeaders("current-secret", now.Unix(), benchBody)
 	body := []byte(benchBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -266,8 +267,8 @@ func BenchmarkSumeVerify(b *testing.B) {
 }
 
 func BenchmarkSumeIdentify(b *testing.B) {
-	p := mustProvider(b, "sume", "secret")
-	h := headers("X-Sume-Event-Id", "evt_1")
+	p := providertest.MustProvider(b, "sume", "secret")
+	h := providertest.Headers("X-Sume-Event-Id", "evt_1")
 	body := []byte(benchBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -4,8 +4,8 @@
 -- the previous list. To rotate, set [new, old], switch the provider over, then
 -- set [new]. Secrets kept from one call to the next keep their created_at.
 -- url is the exact URL the provider was given, for the kinds whose signature
--- covers it: required for square (it signs "<notification URL><body>"),
--- refused for the others. It replaces the previous URL too.
+-- covers it (webhooks.provider_kinds.signs_url): required for square (it signs
+-- "<notification URL><body>"), refused for the others. It replaces the previous URL too.
 --
 -- Every secret is checked before anything is written, as the runner's
 -- verify.New checks them: none NULL or empty, and for standardwebhooks base64
@@ -28,16 +28,19 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    c_kinds CONSTANT text[] := ARRAY['github', 'linear', 'paddle', 'shopify', 'slack', 'square', 'standardwebhooks', 'stripe', 'sume'];
     -- An absolute http(s) URL with a host, no fragment, no space or control character.
     c_url   CONSTANT text := E'^https?://[^/?#\\x01-\\x20\\x7f]+[^#\\x01-\\x20\\x7f]*$';
-    v_n     integer;
-    v_key   bytea;
+    v_n         integer;
+    v_key       bytea;
+    v_signs_url boolean;
 BEGIN
     PERFORM webhooks._require_text('provider', set_provider.provider, 64);
-    IF set_provider.kind IS NULL OR NOT set_provider.kind = ANY (c_kinds) THEN
+    -- The kinds are the rows of webhooks.provider_kinds.
+    SELECT k.signs_url INTO v_signs_url FROM webhooks.provider_kinds AS k WHERE k.kind = set_provider.kind;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'pginbox: unknown provider kind "%" (supported: %)',
-            coalesce(set_provider.kind, 'NULL'), pg_catalog.array_to_string(c_kinds, ', ')
+            coalesce(set_provider.kind, 'NULL'),
+            (SELECT pg_catalog.string_agg(k.kind, ', ' ORDER BY k.kind COLLATE "C") FROM webhooks.provider_kinds AS k)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_n := coalesce(pg_catalog.cardinality(set_provider.secrets), 0);
@@ -82,14 +85,14 @@ BEGIN
         END IF;
     END LOOP;
 
-    IF set_provider.kind = 'square' THEN
+    IF v_signs_url THEN
         IF coalesce(set_provider.url, '') = '' THEN
-            RAISE EXCEPTION 'pginbox: provider kind square: the notification URL is required'
+            RAISE EXCEPTION 'pginbox: provider kind %: the notification URL is required', set_provider.kind
                 USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Square signs "<notification URL><body>": pass the exact URL registered at Square as url.';
+                      HINT = 'The kind signs "<notification URL><body>": pass the exact URL registered at the provider as url.';
         END IF;
         IF set_provider.url !~ c_url OR pg_catalog.octet_length(set_provider.url) > 2048 THEN
-            RAISE EXCEPTION 'pginbox: provider kind square: url "%" is not an absolute http(s) URL without a fragment', set_provider.url
+            RAISE EXCEPTION 'pginbox: provider kind %: url "%" is not an absolute http(s) URL without a fragment', set_provider.kind, set_provider.url
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
     ELSIF set_provider.url IS NOT NULL THEN
@@ -114,8 +117,7 @@ $$;
 REVOKE ALL ON FUNCTION webhooks.set_provider(text, text, text[], text) FROM PUBLIC;
 
 COMMENT ON FUNCTION webhooks.set_provider(text, text, text[], text) IS
-  'Configures a provider for webhooks.ingest_signed(): its kind (sume, stripe, github, standardwebhooks, '
-  'shopify, paddle, slack, linear, square) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
+  'Configures a provider for webhooks.ingest_signed(): its kind (a row of webhooks.provider_kinds) and the complete list of secrets it accepts (rotation: several), replacing the previous list. '
   'Validates every secret first (not NULL or empty; standardwebhooks: base64 after an optional whsec_ '
   'prefix, or a whpk_ Ed25519 public key); errors name a secret by position, never by value. Pass the secrets as a bind parameter. '
   'url: the exact URL the provider was given, required for square (signed with the body), NULL for the other kinds.';

@@ -2,7 +2,9 @@
 // tests/verify_vectors_test.go runs through both the Go verifier (package
 // runner) and the SQL one (webhooks.ingest_signed):
 //
-//	go run ./tests/cmd/genvectors -o tests/testdata/signature_vectors.json
+//	go run ./tests/cmd/genvectors -dir tests/testdata/vectors
+//
+// writes one file per kind, tests/testdata/vectors/<kind>.json.
 //
 // Every signature is computed here with crypto/hmac from each provider's
 // published recipe, independently of the code under test, at fixed times and
@@ -23,10 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 )
 
-// vector is one case of signature_vectors.json; tests/verify_vectors_test.go
+// vector is one case of tests/testdata/vectors/<kind>.json; tests/verify_vectors_test.go
 // reads the same fields.
 type vector struct {
 	Name    string         `json:"name"`
@@ -102,7 +105,7 @@ func with(h map[string]any, name string, value any) map[string]any {
 }
 
 func main() {
-	out := flag.String("o", "", "write to this file instead of standard output")
+	dir := flag.String("dir", "", "write <kind>.json for each kind into this folder instead of all vectors to standard output")
 	flag.Parse()
 	var vs []vector
 	vs = append(vs, sumeVectors()...)
@@ -125,6 +128,30 @@ func main() {
 		}
 		seen[v.Name] = true
 	}
+	if *dir == "" {
+		os.Stdout.Write(encode(vs))
+		return
+	}
+	perKind := map[string][]vector{}
+	var kinds []string
+	for _, v := range vs {
+		if perKind[v.Kind] == nil {
+			kinds = append(kinds, v.Kind)
+		}
+		perKind[v.Kind] = append(perKind[v.Kind], v)
+	}
+	for _, kind := range kinds {
+		path := filepath.Join(*dir, kind+".json")
+		if err := os.WriteFile(path, encode(perKind[kind]), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "genvectors:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "genvectors: wrote %d vectors to %s\n", len(perKind[kind]), path)
+	}
+}
+
+// encode returns vs as indented JSON, HTML characters unescaped.
+func encode(vs []vector) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -133,13 +160,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "genvectors:", err)
 		os.Exit(1)
 	}
-	if *out == "" {
-		os.Stdout.Write(buf.Bytes())
-		return
-	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "genvectors:", err)
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "genvectors: wrote %d vectors to %s\n", len(vs), *out)
+	return buf.Bytes()
 }

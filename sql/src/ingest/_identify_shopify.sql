@@ -1,0 +1,39 @@
+-- +goose StatementBegin
+-- webhooks._identify_shopify is the runner's shopify Identify in SQL, called by
+-- _identify once the body is known to be a JSON object: the idempotency key
+-- and the event type (unchecked: _identify checks it), or the reason the key
+-- is refused (idempotency key missing | invalid).
+-- members holds the body's top-level members, name -> {"t": json type, "k":
+-- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- Key and type: the X-Shopify-Event-Id header; X-Shopify-Topic.
+CREATE OR REPLACE FUNCTION webhooks._identify_shopify(
+    headers jsonb,
+    payload jsonb,
+    members jsonb,
+    OUT external_id text,
+    OUT event_type  text,
+    OUT reason      text
+)
+RETURNS record
+LANGUAGE plpgsql
+STABLE
+PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_shopify.headers -> 'x-shopify-event-id' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := coalesce(_identify_shopify.headers -> 'x-shopify-topic' ->> 0, '');
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks._identify_shopify(jsonb, jsonb, jsonb) IS
+  'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, '
+  'or the reason its key is refused.';
+REVOKE EXECUTE ON FUNCTION webhooks._identify_shopify(jsonb, jsonb, jsonb) FROM PUBLIC;

@@ -1,0 +1,39 @@
+-- +goose StatementBegin
+-- webhooks._identify_standardwebhooks is the runner's standardwebhooks Identify in SQL, called by
+-- _identify once the body is known to be a JSON object: the idempotency key
+-- and the event type (unchecked: _identify checks it), or the reason the key
+-- is refused (idempotency key missing | invalid).
+-- members holds the body's top-level members, name -> {"t": json type, "k":
+-- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- Key and type: the webhook-id header; the body's type.
+CREATE OR REPLACE FUNCTION webhooks._identify_standardwebhooks(
+    headers jsonb,
+    payload jsonb,
+    members jsonb,
+    OUT external_id text,
+    OUT event_type  text,
+    OUT reason      text
+)
+RETURNS record
+LANGUAGE plpgsql
+STABLE
+PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+BEGIN
+    external_id := coalesce(_identify_standardwebhooks.headers -> 'webhook-id' ->> 0, '');
+    -- A header sent empty counts as missing.
+    IF external_id = '' THEN
+        reason := 'idempotency key missing';
+    ELSIF NOT webhooks._valid_text(external_id) THEN
+        reason := 'idempotency key invalid';
+    END IF;
+    event_type := coalesce(nullif(_identify_standardwebhooks.members -> 'type' ->> 's', ''), '');
+END;
+$$;
+-- +goose StatementEnd
+
+COMMENT ON FUNCTION webhooks._identify_standardwebhooks(jsonb, jsonb, jsonb) IS
+  'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, '
+  'or the reason its key is refused.';
+REVOKE EXECUTE ON FUNCTION webhooks._identify_standardwebhooks(jsonb, jsonb, jsonb) FROM PUBLIC;
