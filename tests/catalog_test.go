@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -132,4 +134,76 @@ func TestNoFunctionCallExpandedWithStar(t *testing.T) {
 		WHERE n.nspname = 'webhooks' AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'plpgsql')`); n < 8 {
 		t.Fatalf("only %d plpgsql functions in schema webhooks: the test is not looking at the right schema", n)
 	}
+}
+
+// TestParallelSafeFunctionsStartNoSubtransaction: a function labelled
+// PARALLEL SAFE may run in a parallel worker, where a plpgsql EXCEPTION
+// block fails with "cannot start subtransactions during a parallel
+// operation"; nor may it call a function of the schema that is not
+// PARALLEL SAFE itself.
+func TestParallelSafeFunctionsStartNoSubtransaction(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	rows, err := pool.Query(context.Background(), `
+		SELECT p.oid::regprocedure::text, p.proname, p.proparallel = 's', p.prosrc
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'webhooks'
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fn struct {
+		Sig, Name string
+		Safe      bool
+		Src       string
+	}
+	fns, err := pgx.CollectRows(rows, pgx.RowToStructByPos[fn])
+	if err != nil {
+		t.Fatal(err)
+	}
+	exceptionBlock := regexp.MustCompile(`(?i)\bEXCEPTION\s+WHEN\b`)
+	safe := 0
+	for _, f := range fns {
+		if !f.Safe {
+			continue
+		}
+		safe++
+		code := withoutStringLiterals(f.Src) // a HINT may name a function
+		if exceptionBlock.MatchString(code) {
+			t.Errorf("%s is PARALLEL SAFE and has an EXCEPTION block: label it PARALLEL UNSAFE", f.Sig)
+		}
+		for _, g := range fns {
+			if !g.Safe && strings.Contains(code, "webhooks."+g.Name+"(") {
+				t.Errorf("%s is PARALLEL SAFE and calls webhooks.%s, which is not: label it PARALLEL UNSAFE", f.Sig, g.Name)
+			}
+		}
+	}
+	if safe < 5 {
+		t.Fatalf("only %d PARALLEL SAFE functions in schema webhooks: the test is not looking at the right schema", safe)
+	}
+}
+
+// withoutStringLiterals drops the '…' literals (” inside one is a quote)
+// and the -- comments of SQL source, keeping the code.
+func withoutStringLiterals(src string) string {
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case in && c == '\'' && i+1 < len(src) && src[i+1] == '\'':
+			i++
+		case c == '\'':
+			in = !in
+			b.WriteByte(' ')
+		case !in && c == '-' && i+1 < len(src) && src[i+1] == '-':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			b.WriteByte('\n')
+		case !in:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

@@ -32,7 +32,7 @@ CREATE OR REPLACE FUNCTION webhooks._identify(
 RETURNS record
 LANGUAGE plpgsql
 STABLE
-PARALLEL SAFE
+PARALLEL UNSAFE
 AS $$
 #variable_conflict use_column
 DECLARE

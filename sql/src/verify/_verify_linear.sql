@@ -20,7 +20,7 @@ CREATE OR REPLACE FUNCTION webhooks._verify_linear(
 RETURNS text
 LANGUAGE plpgsql
 STABLE
-PARALLEL SAFE
+PARALLEL UNSAFE
 AS $$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what

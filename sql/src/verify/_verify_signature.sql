@@ -25,7 +25,7 @@ CREATE OR REPLACE FUNCTION webhooks._verify_signature(
 RETURNS text
 LANGUAGE plpgsql
 STABLE
-PARALLEL SAFE
+PARALLEL UNSAFE
 AS $$
 BEGIN
     CASE _verify_signature.kind
