@@ -5,7 +5,8 @@
 -- coordinates (X, Y, Z, T with x = X/Z, y = Y/Z, xy = T/Z), each a numeric[4]
 -- of integers in [0, p), p = 2^255 - 19: the complete addition of RFC 8032
 -- section 5.1.4 ("add-2008-hwcd-3"), which also doubles (p = q). It is the
--- only group operation webhooks._ed25519_verify needs.
+-- only group operation webhooks._ed25519_table needs (it runs once per key:
+-- webhooks._ed25519_verify adds inline, cheaper than a call per step).
 CREATE OR REPLACE FUNCTION webhooks._ed25519_add(p numeric[], q numeric[])
 RETURNS numeric[]
 LANGUAGE plpgsql
@@ -41,6 +42,6 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks._ed25519_add(numeric[], numeric[]) IS
-  'Private (_ed25519_verify): the sum of two edwards25519 points in extended coordinates (RFC 8032 5.1.4).';
+  'Private (_ed25519_table): the sum of two edwards25519 points in extended coordinates (RFC 8032 5.1.4).';
 REVOKE EXECUTE ON FUNCTION webhooks._ed25519_add(numeric[], numeric[]) FROM PUBLIC;
 -- end sql/src/verify/_ed25519_add.sql
