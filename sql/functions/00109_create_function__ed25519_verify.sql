@@ -26,8 +26,8 @@
 -- added, as ref10's fixed-base multiplication does. The
 -- table of B is a constant (webhooks._ed25519_base_table); the one of A is
 -- read from webhooks.ed25519_key_tables, where the configured whpk_ keys
--- have theirs (computed when stored), else computed here (tens of
--- milliseconds: only for a key that no provider has). A table's points are
+-- have theirs (computed when stored), else computed here (about 10 ms:
+-- only for a key that no provider has). A table's points are
 -- affine, so an addition costs 7 products. Products are reduced modulo p by
 -- t - trunc(t * m) * p with m = floor(10^160 / p) / 10^160 (two products,
 -- where numeric's mod() divides), which leaves t mod p or t mod p + p for
@@ -50,8 +50,16 @@ DECLARE
     -- floor(10^160 / p) / 10^160: at most 1/p, less than 10^-160 below it.
     c_m      CONSTANT numeric := 0.0000000000000000000000000000000000000000000000000000000000000000000000000000172723371101888892507727037256007991422320007288725627700474069403371836063305224548;
     c_l      CONSTANT numeric := 7237005577332262213973186563042994240857116359379907606001950938285454250989;
-    -- The exponent p - 2 = 2^255 - 21 in binary, most significant bit first.
-    c_e_inv  CONSTANT text := pg_catalog.repeat('1', 250) || '01011';
+    -- 1/z = z^(p - 2) = z^(2^255 - 21) by ref10's chain: 254 squares and 11
+    -- products. Step i: r[dst] := r[src]^(2^n) * r[mul] (no product when
+    -- mul = 0), as (src, n, mul, dst); r[1] = z. It makes z^2, z^9, z^11,
+    -- z^31 = z^(2^5 - 1), then z^(2^10 - 1), ... z^(2^250 - 1), and
+    -- z^(2^255 - 32) * z^11.
+    c_chain  CONSTANT integer[] := ARRAY[1, 1, 0, 2,   2, 2, 1, 3,   2, 0, 3, 2,   2, 1, 3, 3,
+                                         3, 5, 3, 4,   4, 10, 4, 5,  5, 20, 5, 5,  5, 10, 4, 5,
+                                         5, 50, 5, 6,  6, 100, 6, 6, 6, 50, 5, 6,  6, 5, 2, 6];
+    v_r      numeric[] := pg_catalog.array_fill(0::numeric, ARRAY[6]);
+    v_j      integer;
     v_btab   numeric[] := webhooks._ed25519_base_table();
     v_atab   numeric[];
     v_s      numeric := 0;
@@ -217,16 +225,20 @@ BEGIN
     IF pg_catalog.mod(v_qy - v_ry * v_qz, c_p) <> 0 THEN
         RETURN false;
     END IF;
-    v_pow := v_qz;
-    FOR v_i IN 2..pg_catalog.length(c_e_inv) LOOP
-        v_t := v_pow * v_pow;
-        v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
-        IF pg_catalog.substr(c_e_inv, v_i, 1) = '1' THEN
-            v_t := v_pow * v_qz;
+    v_r[1] := v_qz;
+    FOR v_i IN 0..11 LOOP
+        v_pow := v_r[c_chain[4 * v_i + 1]];
+        FOR v_j IN 1..c_chain[4 * v_i + 2] LOOP
+            v_t := v_pow * v_pow;
+            v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
+        END LOOP;
+        IF c_chain[4 * v_i + 3] > 0 THEN
+            v_t := v_pow * v_r[c_chain[4 * v_i + 3]];
             v_pow := v_t - pg_catalog.trunc(v_t * c_m) * c_p;
         END IF;
+        v_r[c_chain[4 * v_i + 4]] := v_pow;
     END LOOP;
-    v_x := pg_catalog.mod(v_qx * v_pow, c_p);
+    v_x := pg_catalog.mod(v_qx * v_r[6], c_p);
     RETURN pg_catalog.mod(v_x, 2)::integer = pg_catalog.get_byte(_ed25519_verify.sig, 31) >> 7;
 END;
 $$;

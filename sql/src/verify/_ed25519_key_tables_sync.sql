@@ -3,8 +3,8 @@
 -- the whpk_ keys of the standardwebhooks providers: the trigger function of
 -- every statement that writes webhooks.provider_secrets (set_provider,
 -- drop_provider). It removes the rows of keys no provider has any more and
--- computes the table of each new key (webhooks._ed25519_table, tens of
--- milliseconds a key), so that a delivery, refused or not, never pays for
+-- computes the table of each new key (webhooks._ed25519_table, about
+-- 10 ms a key), so that a delivery, refused or not, never pays for
 -- it: _ed25519_verify reads it, and a table computed during a refused call
 -- would be rolled back with the call. A key that is not a point of the
 -- curve gets a NULL table: its signatures are refused at once.
