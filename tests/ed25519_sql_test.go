@@ -7,14 +7,17 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"math/big"
 	mrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/testsign"
 )
 
@@ -471,5 +474,77 @@ func TestEd25519KeyTablesFollowProviders(t *testing.T) {
 	}
 	if verify() {
 		t.Error("with the table of another key in its row, the signature still verifies: _ed25519_verify did not read the row")
+	}
+}
+
+// TestEd25519KeyTablesBackfilled: the migration that creates
+// webhooks.ed25519_key_tables fills it with the whpk_ keys stored before it
+// (of standardwebhooks providers only), so an upgraded database never
+// computes a key's multiples during a delivery.
+func TestEd25519KeyTablesBackfilled(t *testing.T) {
+	t.Parallel()
+	db, _ := emptyDB(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := pginbox.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pginbox.MigrationFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "CREATE TABLE webhooks.ed25519_key_tables") {
+			v, _ := strconv.ParseInt(name[:5], 10, 64)
+			before = v - 1
+			break
+		}
+	}
+	if before <= 0 {
+		t.Fatal("no migration creates webhooks.ed25519_key_tables")
+	}
+	p, err := pginbox.NewMigrationProvider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, before); err != nil {
+		t.Fatalf("up to %d: %v", before, err)
+	}
+	seed := make([]byte, ed25519.SeedSize)
+	seed[0] = 9
+	key := ed25519.NewKeyFromSeed(seed)
+	for _, q := range []struct {
+		provider, kind string
+		secrets        []string
+	}{
+		{"a", "standardwebhooks", []string{testsign.Whpk(key), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}},
+		{"b", "standardwebhooks", []string{testsign.Whpk(key)}},
+		{"c", "sume", []string{"whpk_" + base64.StdEncoding.EncodeToString(make([]byte, 32))}},
+	} {
+		if _, err := db.ExecContext(ctx, `SELECT webhooks.set_provider($1, $2, $3)`, q.provider, q.kind, q.secrets); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	var keys []byte
+	var n int
+	var right bool
+	if err := db.QueryRowContext(ctx, `
+		SELECT count(*), (array_agg(pub ORDER BY pub))[1], coalesce(bool_and(tab = webhooks._ed25519_table(pub)), false)
+		FROM webhooks.ed25519_key_tables`).Scan(&n, &keys, &right); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || !slices.Equal(keys, key.Public().(ed25519.PublicKey)) || !right {
+		t.Errorf("after the upgrade: %d rows, the first for %x (table right: %v), want one for %x", n, keys, right, []byte(key.Public().(ed25519.PublicKey)))
 	}
 }
