@@ -260,9 +260,9 @@ func TestEd25519SQLBaseTable(t *testing.T) {
 // on keys of small order (the 8 points of the torsion subgroup), keys with a
 // torsion component ([a]B + T), non-canonical key encodings (y >= p, x = 0
 // with the sign bit set), keys that are not points, S = 0, S >= L and a
-// non-canonical R, on signatures built to verify under each key and on
-// altered ones, with the key's table computed on the fly and read from
-// webhooks.ed25519_key_tables.
+// non-canonical R (y >= p, or x = 0 with the sign bit set), on signatures
+// built to verify under each key and on altered ones, with the key's table
+// computed on the fly and read from webhooks.ed25519_key_tables.
 func TestEd25519SQLEdgeCases(t *testing.T) {
 	t.Parallel()
 	pool := PoolFor(t, NewConfig(t).URL(), 2)
@@ -354,6 +354,8 @@ func TestEd25519SQLEdgeCases(t *testing.T) {
 		zero := make([]byte, 32)
 		add("S = 0, R neutral", []byte("zero"), slices.Concat(edEncode(edPoint{big.NewInt(0), big.NewInt(1)}), zero))
 		add("S = 0, R neutral non-canonical", []byte("zero"), slices.Concat(nonCanonical(1, 0), zero))
+		add("S = 0, R neutral with the sign bit set", []byte("zero"),
+			slices.Concat(mustHex("0100000000000000000000000000000000000000000000000000000000000080"), zero))
 		random := make([]byte, 64)
 		for i := range random {
 			random[i] = byte(rng.UintN(256))
