@@ -199,12 +199,12 @@ func (c Config) Validate() error {
 }
 
 // validate checks c (its defaults applied) for New and builds its backfill
-// APIs; what they ignore is logged on slog.Default.
-func (c *Config) validate() error {
+// APIs; what they ignore is logged on log, the server's logger.
+func (c *Config) validate(log *slog.Logger) error {
 	if err := envconfig.Check(c); err != nil {
 		return err
 	}
-	return c.checkAll(fieldNames, nil)
+	return c.checkAll(fieldNames, log)
 }
 
 // discard drops every record: Validate and ConfigFromEnv leave the
