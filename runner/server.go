@@ -178,7 +178,6 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if cfg.AlertURL != "" {
 		s.alerts, err = alert.New(s.work, alert.Config{
 			URL: cfg.AlertURL, Secret: cfg.AlertSecret, Format: cfg.AlertFormat, RoutingKey: cfg.AlertRoutingKey,
-			Remedies: pginbox.CheckRemedies(),
 		}, m, log.With("component", "alert"))
 		if err != nil {
 			s.Close()

@@ -109,6 +109,9 @@ type checkStatus struct {
 	LearnedMinOK *float64   `json:"learned_min_ok"` // set when RangeSource is learned
 	LearnedMaxOK *float64   `json:"learned_max_ok"`
 	HistoryWeeks *int32     `json:"history_weeks"` // learned checks: weeks of history in the latest result
+	// Remedy is what to do when the check fires (webhooks.checks.remedy,
+	// written by the check's source); empty when none was written.
+	Remedy string `json:"remedy"`
 }
 
 // Learned reports whether the latest result was judged against a band
@@ -221,7 +224,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		SELECT s.name, s.family, s.description, s.value::float8, s.min_ok::float8, s.max_ok::float8, s.enabled, s.ok,
 		       s.run_at, s.error, c.range_mode, r.range_source,
 		       CASE WHEN r.range_source = 'learned' THEN r.min_ok::float8 END,
-		       CASE WHEN r.range_source = 'learned' THEN r.max_ok::float8 END, r.history_weeks
+		       CASE WHEN r.range_source = 'learned' THEN r.max_ok::float8 END, r.history_weeks, c.remedy
 		FROM webhooks.check_status AS s
 		JOIN webhooks.checks AS c ON c.name = s.name
 		LEFT JOIN webhooks.check_results AS r ON r.name = s.name AND r.run_at = s.run_at
