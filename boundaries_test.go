@@ -1,7 +1,12 @@
 package pginbox
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,5 +53,43 @@ func TestBoundaries(t *testing.T) {
 				t.Errorf("%s does not import %s (imports %v)", tc.pkg, r, p.imports)
 			}
 		}
+	}
+}
+
+// TestBackfillNamesNoVariable: backfill works on a provider's API settings
+// (a URL, a key) whoever gave them; which variable or field they came from,
+// and the messages that name it, are the configuration's (internal/envconfig
+// and the runner's Config). No string in its non-test files names a
+// PGINBOX_ variable.
+func TestBackfillNamesNoVariable(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("internal/backfill/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	read := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && strings.Contains(s, "PGINBOX_") {
+				t.Errorf("%s: %q names a variable: compose that message in internal/envconfig", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
+	}
+	if read < 5 {
+		t.Fatalf("read only %d files of internal/backfill", read)
 	}
 }

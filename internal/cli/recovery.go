@@ -65,7 +65,10 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	apis, err := backfill.APIs(env.Kinds(), env.Endpoint, app.Log)
+	for _, w := range env.APIWarnings() {
+		app.Log.Warn(w)
+	}
+	apis, err := backfill.APIs(env.Kinds(), env.Endpoint)
 	if err != nil {
 		return err
 	}
