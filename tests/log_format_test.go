@@ -3,11 +3,16 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,15 +24,24 @@ import (
 // TestServeLogLinesAreJSON starts the real `pginbox serve` with settings
 // that warn at start (a stripe API key without its URL, an API key where
 // the signing secret belongs, an unused PGINBOX_API_KEY for a second
-// provider) and stops it with SIGTERM, then reads every line it wrote to
-// stderr and to stdout: each one must be a JSON object with time, level and
-// msg, the configuration's warnings included. The backfill warning used to
-// go through slog.Default, a plain-text line
-// ("2026/12/07 … WARN backfill: PGINBOX_API_KEY_STRIPE is set but …").
+// provider, a GitHub App key file readable by others) and stops it with
+// SIGTERM, then reads every line it wrote to stderr and to stdout: each one
+// must be a JSON object with time, level and msg, the configuration's
+// warnings included. The backfill warnings used to go through slog.Default,
+// plain-text lines ("2026/12/07 … WARN backfill: PGINBOX_API_KEY_STRIPE is
+// set but …").
 func TestServeLogLinesAreJSON(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	bin := pginboxBinary(t)
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "gh.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	addr, admin := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
@@ -35,7 +49,11 @@ func TestServeLogLinesAreJSON(t *testing.T) {
 		"PGINBOX_ADDR="+addr,
 		"PGINBOX_ADMIN_ADDR="+admin,
 		"PGINBOX_LOG_LEVEL=debug",
-		"PGINBOX_PROVIDERS=stripe=stripe,sume=sume",
+		"PGINBOX_PROVIDERS=stripe=stripe,sume=sume,gh=github",
+		"PGINBOX_SECRET_GH="+strings.Repeat("g", 32),
+		"PGINBOX_API_URL_GH=http://127.0.0.1:9",
+		"PGINBOX_GITHUB_APP_ID_GH=77",
+		"PGINBOX_API_KEY_GH="+keyFile,
 		"PGINBOX_SECRET_STRIPE=sk_test_not_a_signing_secret",
 		"PGINBOX_API_KEY_STRIPE=sk_test_api_key",
 		"PGINBOX_SECRET_SUME="+sumeSecret,
@@ -103,6 +121,7 @@ func TestServeLogLinesAreJSON(t *testing.T) {
 		"WARN backfill: PGINBOX_API_KEY_STRIPE is set but PGINBOX_API_URL_STRIPE is not",
 		"WARN backfill: PGINBOX_API_KEY_SUME is set but PGINBOX_API_URL_SUME is not",
 		"WARN PGINBOX_SECRET_STRIPE: a stripe secret does not start with whsec_",
+		"WARN backfill: PGINBOX_API_KEY_GH: ",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no JSON record %q among:\n%s", want, all)
