@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -199,12 +200,12 @@ func (c Config) Validate() error {
 }
 
 // validate checks c (its defaults applied) for New and builds its backfill
-// APIs; what they ignore is logged on slog.Default.
-func (c *Config) validate() error {
+// APIs; what they ignore is logged on log, the server's logger.
+func (c *Config) validate(log *slog.Logger) error {
 	if err := envconfig.Check(c); err != nil {
 		return err
 	}
-	return c.checkAll(fieldNames, nil)
+	return c.checkAll(fieldNames, log)
 }
 
 // discard drops every record: Validate and ConfigFromEnv leave the
@@ -265,13 +266,29 @@ func (c *Config) checkAll(n names, log *slog.Logger) error {
 	}
 	appID := func(provider string) string { return c.ProviderAPIs[provider].AppID }
 	var err error
-	if c.backfill, err = backfill.APIs(kinds, endpoint, log); err == nil {
+	if c.backfill, err = backfill.APIs(kinds, endpoint); err == nil {
 		c.logs, err = backfill.EventLogs(kinds, endpoint, appID)
 	}
-	if err != nil && !n.env {
-		return fmt.Errorf("config: ProviderAPIs: %w", err)
+	if err != nil {
+		var pe *envconfig.ProviderError
+		switch {
+		case errors.As(err, &pe) && n.env:
+			return pe.Env()
+		case errors.As(err, &pe):
+			field := "URL"
+			if pe.Setting == envconfig.APIKey {
+				field = "Key"
+			}
+			return fmt.Errorf("config: ProviderAPIs[%q].%s (%s): %s", pe.Provider, field, pe.Setting.Var(pe.Provider), pe.Msg)
+		case !n.env:
+			return fmt.Errorf("config: ProviderAPIs: %w", err)
+		}
+		return err
 	}
-	return err
+	for _, w := range envconfig.APIWarnings(slices.Sorted(maps.Keys(kinds)), endpoint) {
+		log.Warn(w)
+	}
+	return nil
 }
 
 // ConfigFromEnv reads the configuration from the environment getenv returns

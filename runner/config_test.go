@@ -62,7 +62,7 @@ func TestLoopbackAddr(t *testing.T) {
 func TestConfigZeroValue(t *testing.T) {
 	t.Parallel()
 	c := Config{}.withDefaults()
-	if err := c.validate(); err != nil {
+	if err := c.validate(discard); err != nil {
 		t.Fatal(err)
 	}
 	if c.PollOnly || c.SkipMigrate || c.Workers != 8 || c.Addr != "127.0.0.1:8080" || c.Lease != 5*time.Minute {

@@ -80,12 +80,14 @@ type Server struct {
 // server. A nil log logs JSON to stderr. Close releases the server if Run is
 // not called.
 func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) (*Server, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	cfg = cfg.withDefaults()
+	// The configuration's warnings (a key without its URL) go to log, the
+	// JSON handler, like every other line of the server.
+	if err := cfg.validate(log); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, url: databaseURL, log: log, ready: make(chan struct{})}
 	var err error
@@ -177,7 +179,6 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 	if cfg.AlertURL != "" {
 		s.alerts, err = alert.New(s.work, alert.Config{
 			URL: cfg.AlertURL, Secret: cfg.AlertSecret, Format: cfg.AlertFormat, RoutingKey: cfg.AlertRoutingKey,
-			Remedies: pginbox.CheckRemedies(),
 		}, m, log.With("component", "alert"))
 		if err != nil {
 			s.Close()

@@ -5657,6 +5657,7 @@ CREATE TABLE webhooks.checks (
     learn_min_weeks integer DEFAULT 3 NOT NULL,
     learn_zero_floor numeric DEFAULT 0 NOT NULL,
     keyed boolean DEFAULT false NOT NULL,
+    remedy text DEFAULT ''::text NOT NULL,
     CONSTRAINT checks_family_check CHECK ((family = ANY (ARRAY['latency'::text, 'referential'::text, 'volume'::text, 'payload'::text, 'database'::text]))),
     CONSTRAINT checks_learn_check CHECK (((learn_k > (0)::numeric) AND (learn_floor >= (0)::numeric) AND (learn_floor_ratio >= (0)::numeric) AND ((learn_min_weeks >= 1) AND (learn_min_weeks <= 4)) AND (learn_zero_floor >= (0)::numeric))),
     CONSTRAINT checks_learned_query_check CHECK (((range_mode = 'fixed'::text) OR (strpos(query, '$1'::text) > 0))),
@@ -5680,6 +5681,8 @@ COMMENT ON COLUMN webhooks.checks.learn_min_weeks IS 'Learned mode: how many of 
 COMMENT ON COLUMN webhooks.checks.learn_zero_floor IS 'Learned mode: a key (or the check) whose median is at least this much has a lower edge of at least a tenth of its median, so zero always breaches however odd its history. 0: no such floor.';
 
 COMMENT ON COLUMN webhooks.checks.keyed IS 'The query returns one row per key (key, value) plus the whole under a NULL key. Learned: each key against its own band, the value being the worst key''s distance from its band; fixed or fallback: the whole against [min_ok, max_ok].';
+
+COMMENT ON COLUMN webhooks.checks.remedy IS 'What to do when the check fires, for the console, alerts and operators; empty when nobody wrote one. Markdown `backticks` mark names and statements.';
 
 CREATE VIEW webhooks.check_status AS
  SELECT c.name,

@@ -58,7 +58,7 @@ func TestBlockedSequencesPlan(t *testing.T) {
 			t.Errorf("%s: want the candidates from events_order_attention_idx and %d range reads of the unfinished part of events_order_idx, got:\n%s", q.sql, q.reads, plan)
 		}
 	}
-	// The out-of-order count the metrics read (orderstatus.ReadCounts) uses
+	// The out-of-order count the metrics read (status.ReadOrderCounts) uses
 	// the same index: its predicate holds late arrivals too.
 	execSQL(t, pool, `UPDATE webhooks.events SET out_of_order = true WHERE provider = 'stripe' AND order_key = 'cus_9'`)
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events AS e WHERE e.out_of_order`); n != 5 {

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/orderstatus"
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // readerHidden is every column of schema webhooks a grant_reader role may
@@ -35,7 +35,7 @@ var readerHidden = map[string][]string{
 // value copied from a payload, and no value it can select anywhere in the
 // schema (every table, view and materialized view, each column it may read,
 // and find_gaps) holds one of those values. It still reads the rest of
-// those relations, and `pginbox ordering` (orderstatus.Read) works for it
+// those relations, and `pginbox ordering` (status.ReadOrdering) works for it
 // with the sequence keys hidden. docs/reference.md names each hidden column.
 func TestReaderSeesNoPayloadValues(t *testing.T) {
 	t.Parallel()
@@ -109,15 +109,15 @@ func TestReaderSeesNoPayloadValues(t *testing.T) {
 	}
 
 	// pginbox ordering, as the reader: the blocked sequence, its key hidden.
-	st, err := orderstatus.Read(ctx, reader, "", 10)
+	st, err := status.ReadOrdering(ctx, reader, "", 10)
 	if err != nil {
-		t.Fatalf("orderstatus.Read as a reader: %v", err)
+		t.Fatalf("status.ReadOrdering as a reader: %v", err)
 	}
 	if len(st.Blocked) != 1 || st.Blocked[0].HeadID != b1 || st.Blocked[0].Key != nil {
-		t.Errorf("orderstatus.Read as a reader: blocked %+v, want head %d with no key", st.Blocked, b1)
+		t.Errorf("status.ReadOrdering as a reader: blocked %+v, want head %d with no key", st.Blocked, b1)
 	}
-	if st, err := orderstatus.Read(ctx, owner, "", 10); err != nil || len(st.Blocked) != 1 || st.Blocked[0].Key == nil || *st.Blocked[0].Key != "bob@example.org" {
-		t.Errorf("orderstatus.Read as the owner: %+v, %v; want bob@example.org's sequence", st.Blocked, err)
+	if st, err := status.ReadOrdering(ctx, owner, "", 10); err != nil || len(st.Blocked) != 1 || st.Blocked[0].Key == nil || *st.Blocked[0].Key != "bob@example.org" {
+		t.Errorf("status.ReadOrdering as the owner: %+v, %v; want bob@example.org's sequence", st.Blocked, err)
 	}
 
 	// The docs' grants table names every hidden column.

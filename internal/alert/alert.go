@@ -70,8 +70,6 @@ type Config struct {
 	PollEvery time.Duration
 	// MaxBackoff caps the delay between two attempts. Default 5m.
 	MaxBackoff time.Duration
-	// Remedies gives, per check name, what to do when it fires.
-	Remedies map[string]string
 }
 
 // Sender delivers the outbox webhooks.alerts to Config.URL.
@@ -178,7 +176,8 @@ func (s *Sender) Flush(ctx context.Context) error {
 const pickDue = `
 SELECT a.id, a.name, a.family, a.status, a.value::float8, a.min_ok::float8, a.max_ok::float8,
        coalesce(a.description, ''), a.at, a.attempts,
-       (SELECT max(f.at) FROM webhooks.alerts AS f WHERE f.name = a.name AND f.id < a.id AND f.status = 'firing')
+       (SELECT max(f.at) FROM webhooks.alerts AS f WHERE f.name = a.name AND f.id < a.id AND f.status = 'firing'),
+       coalesce((SELECT c.remedy FROM webhooks.checks AS c WHERE c.name = a.name), '')
 FROM webhooks.alerts AS a
 WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.next_attempt_at <= now()
   AND a.created_at > now() - interval '1 day' AND a.created_at >= $1
@@ -237,7 +236,7 @@ func (s *Sender) sendOne(ctx context.Context) (bool, error) {
 	var a Alert
 	var since *time.Time
 	err = tx.QueryRow(ctx, pickDue, firstUse).Scan(&a.ID, &a.Check, &a.Family, &a.Status, &a.Value, &a.MinOK, &a.MaxOK,
-		&a.Description, &a.At, &a.Attempts, &since)
+		&a.Description, &a.At, &a.Attempts, &since, &a.Remedy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -247,7 +246,6 @@ func (s *Sender) sendOne(ctx context.Context) (bool, error) {
 	if since != nil {
 		a.Since = *since
 	}
-	a.Remedy = s.cfg.Remedies[a.Check]
 	res := s.post(ctx, a)
 	switch res.outcome {
 	case delivered:

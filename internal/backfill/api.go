@@ -24,8 +24,8 @@ type AuthError struct {
 
 // Error names the provider and the status.
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("backfill %s: the API refused the key (HTTP %d): check PGINBOX_API_KEY_%s",
-		e.Provider, e.StatusCode, envconfig.Name(e.Provider))
+	return fmt.Sprintf("backfill %s: the API refused the key (HTTP %d): check %s",
+		e.Provider, e.StatusCode, envconfig.APIKey.Var(e.Provider))
 }
 
 // Is lets errors.Is(err, ErrUnauthorized) match.

@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -14,33 +13,28 @@ import (
 
 // APIs builds the provider APIs a pass asks, from the configured providers
 // (name → kind, as in PGINBOX_PROVIDERS) and endpoint, which returns a
-// provider's PGINBOX_API_URL_<NAME> and PGINBOX_API_KEY_<NAME>
-// ([envconfig.Values.Endpoint]):
+// provider's API URL and key ([envconfig.Values.Endpoint]):
 //
 //   - a provider whose kind has a status API (sume) and an API URL gets
 //     that API's client ([provider.Kind].NewStatusAPI) on that URL with its key;
 //   - a provider without an API URL is never contacted: its gaps are listed,
-//     never looked up. A key without a URL is ignored with a warning on log
-//     (nil: slog.Default());
+//     never looked up (a key without a URL is configuration's to warn
+//     about: [envconfig.APIWarnings]);
 //   - a provider whose kind has an event log (stripe, github) gets none here:
 //     see [EventLogs];
-//   - a provider of a kind backfill cannot read: setting
-//     PGINBOX_API_URL_<NAME> for it is an error rather than a silent no-op;
+//   - a provider of a kind backfill cannot read: an API URL for it is an
+//     error rather than a silent no-op;
 //   - a provider that PGINBOX_PROVIDERS does not list is never contacted,
 //     whatever an expectation's status_url says.
-func APIs(providers map[string]string, endpoint func(provider string) (url, key string), log *slog.Logger) (map[string]StatusAPI, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+//
+// A setting it cannot use is an *[envconfig.ProviderError], which names the
+// provider and the setting, and says what is wrong.
+func APIs(providers map[string]string, endpoint func(provider string) (url, key string)) (map[string]StatusAPI, error) {
 	apis := map[string]StatusAPI{}
 	for _, name := range slices.Sorted(maps.Keys(providers)) {
 		kind := providers[name]
 		base, key := endpoint(name)
 		if base == "" {
-			if key != "" {
-				log.Warn("backfill: PGINBOX_API_KEY_"+envconfig.Name(name)+" is set but PGINBOX_API_URL_"+envconfig.Name(name)+
-					" is not: the key is ignored and the provider's API is never contacted", "provider", name)
-			}
 			continue
 		}
 		k, _ := provider.Lookup(kind)
@@ -48,13 +42,13 @@ func APIs(providers map[string]string, endpoint func(provider string) (url, key 
 		case k.NewStatusAPI != nil:
 			api, err := k.NewStatusAPI(provider.Endpoint{Provider: name, URL: base, Key: key})
 			if err != nil {
-				return nil, &envconfig.Error{Var: urlVar(name), Msg: err.Error()}
+				return nil, &envconfig.ProviderError{Provider: name, Setting: envconfig.APIURL, Msg: err.Error()}
 			}
 			apis[name] = api
 		case k.NewEventLog != nil:
 			// Event logs: see EventLogs.
 		default:
-			return nil, &envconfig.Error{Var: urlVar(name), Msg: fmt.Sprintf(
+			return nil, &envconfig.ProviderError{Provider: name, Setting: envconfig.APIURL, Msg: fmt.Sprintf(
 				"provider %q is of kind %q, which has no API for backfill (supported: %s); unset it", name, kind, strings.Join(backfillKinds(), ", "))}
 		}
 	}
@@ -79,11 +73,11 @@ func EventLogs(providers map[string]string, endpoint func(provider string) (url,
 			continue
 		}
 		if _, err := api.ParseOrigin(strings.TrimSpace(base)); err != nil {
-			return nil, &envconfig.Error{Var: urlVar(name), Msg: "provider " + name + ": API URL: " + err.Error()}
+			return nil, &envconfig.ProviderError{Provider: name, Setting: envconfig.APIURL, Msg: "provider " + name + ": API URL: " + err.Error()}
 		}
 		l, err := k.NewEventLog(provider.Endpoint{Provider: name, URL: base, Key: key, AppID: appID(name)})
 		if err != nil {
-			return nil, &envconfig.Error{Var: "PGINBOX_API_KEY_" + envconfig.Name(name), Msg: err.Error()}
+			return nil, &envconfig.ProviderError{Provider: name, Setting: envconfig.APIKey, Msg: err.Error()}
 		}
 		logs[name] = l
 	}
@@ -100,6 +94,3 @@ func backfillKinds() []string {
 	}
 	return names
 }
-
-// urlVar names a provider's PGINBOX_API_URL_<NAME> in errors.
-func urlVar(provider string) string { return "PGINBOX_API_URL_" + envconfig.Name(provider) }

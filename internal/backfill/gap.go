@@ -3,10 +3,10 @@ package backfill
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // Verdict says what a backfill pass would do with g given apis: "ask" (its
@@ -25,28 +25,17 @@ func Verdict(apis map[string]StatusAPI, g Gap) string {
 	return "ask"
 }
 
-// FindGaps returns up to limit gaps (webhooks.find_gaps), oldest deadline
-// first, of one provider or, when provider is empty, of all. limit <= 0
-// means no limit.
+// FindGaps returns up to limit gaps of one provider (all when provider is
+// empty), oldest deadline first ([status.FindGaps]), as the gaps a pass asks
+// the providers' APIs about. limit <= 0 means no limit.
 func FindGaps(ctx context.Context, pool *pgxpool.Pool, provider string, limit int) ([]Gap, error) {
-	var p *string
-	if provider != "" {
-		p = &provider
-	}
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := pool.Query(ctx, `
-		SELECT g.provider, g.external_id, coalesce(g.status_url, ''), g.deadline
-		FROM webhooks.find_gaps($1) AS g
-		LIMIT $2`, p, lim)
+	found, err := status.FindGaps(ctx, pool, provider, limit)
 	if err != nil {
-		return nil, fmt.Errorf("find gaps: %w", err)
+		return nil, err
 	}
-	gaps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Gap])
-	if err != nil {
-		return nil, fmt.Errorf("find gaps: %w", err)
+	gaps := make([]Gap, len(found))
+	for i, g := range found {
+		gaps[i] = Gap(g)
 	}
 	return gaps, nil
 }

@@ -91,7 +91,7 @@ func TestAttacksOnBackfillOrigins(t *testing.T) {
 				statusURL = "" // the gap asks the real API, which redirects
 			}
 			dbExec(t, pool, `SELECT webhooks.expect($1, 'job_1', now() - interval '1 minute', nullif($2, ''))`, tc.provider, statusURL)
-			apis, err := APIs(map[string]string{"sume": "sume"}, envconfig.Endpoints(func(k string) string { return env[k] }), nil)
+			apis, err := APIs(map[string]string{"sume": "sume"}, envconfig.Endpoints(func(k string) string { return env[k] }))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -376,7 +376,7 @@ func TestBackfillOnlyConfiguredProviders(t *testing.T) {
 	env := map[string]string{"PGINBOX_API_URL_SUME": fake.URL, "PGINBOX_API_KEY_SUME": "sume-key",
 		"PGINBOX_API_KEY_NOURL": "sume-key", "PGINBOX_API_URL_LEGACY": fake.URL, "PGINBOX_API_KEY_LEGACY": "sume-key"}
 	apis, err := APIs(map[string]string{"sume": "sume", "nourl": "sume", "gh": "github"},
-		envconfig.Endpoints(func(k string) string { return env[k] }), quietLogger)
+		envconfig.Endpoints(func(k string) string { return env[k] }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func Run(ctx context.Context, app App, args []string) int {
 		app.Getenv = os.Getenv
 	}
 	if app.Log == nil {
-		app.Log = slog.New(slog.NewJSONHandler(jsonLogWriter{app.Stderr}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		app.Log = NewLogger(app.Stderr, slog.LevelWarn)
 	}
 	err := dispatch(ctx, app, args)
 	if err == nil || errors.Is(err, errHelp) {

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pginbox/pginbox/internal/orderstatus"
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // orderingCmd is `pginbox ordering [--provider P] [--json] [--limit N]`:
@@ -38,7 +38,7 @@ func orderingCmd(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	defer closePool()
-	st, err := orderstatus.Read(ctx, pool, *provider, *limit)
+	st, err := status.ReadOrdering(ctx, pool, *provider, *limit)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func orderingCmd(ctx context.Context, app App, args []string) error {
 }
 
 // printOrdering writes the two tables of `pginbox ordering`.
-func printOrdering(app App, st orderstatus.Status, now time.Time) {
+func printOrdering(app App, st status.Ordering, now time.Time) {
 	if len(st.Providers) == 0 {
 		fmt.Fprintln(app.Stdout, "no provider is ordered (webhooks.set_ordering)")
 		return
@@ -85,9 +85,9 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 	tw = tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tKEY\tHEAD EVENT\tSTATUS\tATTEMPTS\tBLOCKED FOR\tWAITING\tLAST ERROR")
 	for _, s := range st.Blocked {
-		status := printable(s.HeadStatus)
+		head := printable(s.HeadStatus)
 		if s.HeadStatus == "pending" && s.NextAttemptAt != nil {
-			status = "retrying in " + max(0, s.NextAttemptAt.Sub(now)).Round(time.Second).String()
+			head = "retrying in " + max(0, s.NextAttemptAt.Sub(now)).Round(time.Second).String()
 		}
 		key := "(hidden)" // a grant_reader role reads no value from a payload
 		if s.Key != nil {
@@ -97,7 +97,7 @@ func printOrdering(app App, st orderstatus.Status, now time.Time) {
 		if s.LastError != nil {
 			lastErr = oneLine(*s.LastError, 80)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", printable(s.Provider), key, s.HeadID, status, s.Attempts, s.MaxAttempts,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n", printable(s.Provider), key, s.HeadID, head, s.Attempts, s.MaxAttempts,
 			now.Sub(s.BlockedSince).Round(time.Second), s.Waiting, lastErr)
 	}
 	tw.Flush()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pginbox/pginbox/internal/backfill"
 	"github.com/pginbox/pginbox/internal/envconfig"
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // reconcileCmd is `pginbox reconcile [--all]`: one webhooks.reconcile() pass,
@@ -68,7 +69,10 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 	if err != nil {
 		return err
 	}
-	apis, err := backfill.APIs(env.Kinds(), env.Endpoint, app.Log)
+	for _, w := range env.APIWarnings() {
+		app.Log.Warn(w)
+	}
+	apis, err := backfill.APIs(env.Kinds(), env.Endpoint)
 	if err != nil {
 		return err
 	}
@@ -133,16 +137,16 @@ func gapsCmd(ctx context.Context, app App, args []string) error {
 		return passOutcome(app, err)
 	}
 
-	gaps, err := backfill.FindGaps(ctx, pool, *provider, *limit)
+	gaps, err := status.FindGaps(ctx, pool, *provider, *limit)
 	if err != nil {
 		return err
 	}
 	for i, g := range gaps {
-		gaps[i].Backfill = backfill.Verdict(apis, g)
+		gaps[i].Backfill = backfill.Verdict(apis, backfill.Gap(g))
 	}
 	if *asJSON {
 		if gaps == nil {
-			gaps = []backfill.Gap{}
+			gaps = []status.Gap{}
 		}
 		return writeJSON(app.Stdout, gaps, false)
 	}

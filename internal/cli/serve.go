@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 
@@ -77,7 +76,7 @@ func serve(ctx context.Context, app App, args []string) error {
 		return err
 	}
 	stderr := &lockedWriter{w: app.Stderr}
-	log := slog.New(slog.NewJSONHandler(jsonLogWriter{stderr}, &slog.HandlerOptions{Level: env.LogLevel()}))
+	log := NewLogger(stderr, env.LogLevel())
 	cfg, err := runner.ConfigFromEnv(getenv)
 	if err != nil {
 		return err

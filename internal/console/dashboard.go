@@ -6,12 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/pginbox/pginbox"
 )
-
-// remedies is what to do per check, from the reference's checks table.
-var remedies = pginbox.CheckRemedies()
 
 // homePage is what the overview renders.
 type homePage struct {
@@ -24,7 +19,6 @@ type homePage struct {
 	ByFamily  []familyChecks
 	Charts    []chartPair
 	CanReplay bool
-	Remedy    map[string]string
 	// ProviderNames are the configured providers and any paused one.
 	ProviderNames []string
 	PausedBy      map[string]*pausedProvider
@@ -47,7 +41,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) {
 		unavailable(w)
 		return
 	}
-	d := homePage{pageData: c.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: c.auth.token != "", Remedy: remedies}
+	d := homePage{pageData: c.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: c.auth.token != ""}
 	d.pageData.Paused = st.PausedList
 	if st.Retrying > 0 {
 		d.RetryLine = retryText(st.Retrying, st.NextRetryAt, c.now())

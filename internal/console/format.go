@@ -58,7 +58,7 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n]) + "…"
 }
 
-// codeText renders `backticks` of the docs' remedies as <code>.
+// codeText renders `backticks` of the checks' remedies (webhooks.checks.remedy) as <code>.
 func codeText(s string) template.HTML {
 	parts := strings.Split(s, "`")
 	var b strings.Builder

@@ -8,9 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pginbox/pginbox/internal/backfill"
-	"github.com/pginbox/pginbox/internal/metrics"
-	"github.com/pginbox/pginbox/internal/orderstatus"
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // statusPage is the JSON of GET /api/status and the data of the status page.
@@ -29,7 +27,7 @@ type statusPage struct {
 	Breaches      int              `json:"breaches"`
 	Families      []string         `json:"families"`
 	Traffic       []trafficBucket  `json:"traffic"`
-	Gaps          []backfill.Gap   `json:"gaps"`
+	Gaps          []status.Gap     `json:"gaps"`
 	Tombstones    []tombstoneRow   `json:"tombstones"`
 	Dead          []deadEvent      `json:"dead"`
 	LastReconcile *reconcileRun    `json:"last_reconcile"`
@@ -42,8 +40,8 @@ type statusPage struct {
 	PausedList    []pausedProvider `json:"paused"`
 	// Ordering is every ordered provider with its settings and counts, and
 	// its longest-blocked sequences (the head event each waits on).
-	Ordering orderstatus.Status `json:"ordering"`
-	Errors   []string           `json:"errors,omitempty"`
+	Ordering status.Ordering `json:"ordering"`
+	Errors   []string        `json:"errors,omitempty"`
 }
 
 // providerQueue is one provider's unfinished events.
@@ -109,6 +107,9 @@ type checkStatus struct {
 	LearnedMinOK *float64   `json:"learned_min_ok"` // set when RangeSource is learned
 	LearnedMaxOK *float64   `json:"learned_max_ok"`
 	HistoryWeeks *int32     `json:"history_weeks"` // learned checks: weeks of history in the latest result
+	// Remedy is what to do when the check fires (webhooks.checks.remedy,
+	// written by the check's source); empty when none was written.
+	Remedy string `json:"remedy"`
 }
 
 // Learned reports whether the latest result was judged against a band
@@ -196,10 +197,10 @@ func (c *Console) status(ctx context.Context) (*statusPage, error) {
 // each section is one short query.
 func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 	st := &statusPage{Time: c.now().UTC(), Queue: map[string]int64{}, Families: familyOrder,
-		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []backfill.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
+		Checks: []checkStatus{}, Traffic: []trafficBucket{}, Gaps: []status.Gap{}, Tombstones: []tombstoneRow{}, Dead: []deadEvent{},
 		ByProvider: []providerQueue{}, Traffic24h: []trafficBucket{}, Backfills: []backfillRow{}, Backfill: []backfillState{},
-		PausedList: []pausedProvider{}, Ordering: orderstatus.Status{Providers: []orderstatus.Provider{}, Blocked: []orderstatus.Sequence{}}}
-	q, err := metrics.ReadQueue(ctx, c.pool)
+		PausedList: []pausedProvider{}, Ordering: status.Ordering{Providers: []status.OrderedProvider{}, Blocked: []status.Sequence{}}}
+	q, err := status.ReadQueue(ctx, c.pool)
 	if err != nil {
 		c.log.Warn("status: database unavailable", "error", err)
 		return nil, err // the database is unreachable: the whole status is
@@ -221,7 +222,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		SELECT s.name, s.family, s.description, s.value::float8, s.min_ok::float8, s.max_ok::float8, s.enabled, s.ok,
 		       s.run_at, s.error, c.range_mode, r.range_source,
 		       CASE WHEN r.range_source = 'learned' THEN r.min_ok::float8 END,
-		       CASE WHEN r.range_source = 'learned' THEN r.max_ok::float8 END, r.history_weeks
+		       CASE WHEN r.range_source = 'learned' THEN r.max_ok::float8 END, r.history_weeks, c.remedy
 		FROM webhooks.check_status AS s
 		JOIN webhooks.checks AS c ON c.name = s.name
 		LEFT JOIN webhooks.check_results AS r ON r.name = s.name AND r.run_at = s.run_at
@@ -239,7 +240,14 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 	// status_url may carry a presigned token: webhooks.find_gaps hides it
 	// from reader roles (webhooks._expectations_masked), and the console,
 	// whose readers need no token, never shows it either.
-	section("gaps", collect(ctx, c, &st.Gaps, `SELECT provider, external_id, ''::text, deadline FROM webhooks.find_gaps() ORDER BY deadline LIMIT 50`))
+	if gaps, err := status.FindGaps(ctx, c.pool, "", 50); err == nil {
+		for i := range gaps {
+			gaps[i].StatusURL = ""
+		}
+		st.Gaps = gaps
+	} else {
+		section("gaps", err)
+	}
 	section("tombstones", collect(ctx, c, &st.Tombstones, `SELECT provider, external_id, reason, created_at FROM webhooks.tombstones ORDER BY created_at DESC LIMIT 20`))
 	section("dead", collect(ctx, c, &st.Dead, `
 		SELECT id, provider, external_id, event_type, attempts, coalesce(last_error, ''), updated_at
@@ -275,7 +283,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		       CASE WHEN last_error IS NOT NULL AND completed_at = last_pass_at THEN NULL ELSE completed_at END,
 		       last_pass_at, last_listed, last_recovered, listed_total, recovered_total, last_error
 		FROM webhooks.backfill_checkpoints ORDER BY provider LIMIT 100`))
-	if ord, err := orderstatus.Read(ctx, c.pool, "", orderingShown); err == nil {
+	if ord, err := status.ReadOrdering(ctx, c.pool, "", orderingShown); err == nil {
 		st.Ordering = ord
 	} else {
 		section("ordering", err)

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pginbox/pginbox/internal/metrics"
-	"github.com/pginbox/pginbox/runner/verify"
+	"github.com/pginbox/pginbox/internal/provider/sig"
 )
 
 // unsignedConflictNotice is the NOTICE webhooks.ingest_webhook raises when a
@@ -20,7 +20,7 @@ const unsignedConflictNotice = "pginbox: different body under a stored key"
 // then never answered 2xx), and counts refused different-body deliveries in
 // pginbox_unsigned_key_conflicts_total by provider (only configured names
 // become labels). m returns the metrics, nil until they exist.
-func Notices(m func() *metrics.Set, providers map[string]verify.Provider) pgconn.NoticeHandler {
+func Notices(m func() *metrics.Set, providers map[string]sig.Provider) pgconn.NoticeHandler {
 	return func(pc *pgconn.PgConn, n *pgconn.Notice) {
 		if syncRepCancelled(n) {
 			pc.CustomData()[syncRepKey] = true

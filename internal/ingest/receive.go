@@ -22,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pginbox/pginbox/internal/metrics"
+	"github.com/pginbox/pginbox/internal/provider/sig"
 	"github.com/pginbox/pginbox/internal/tracing"
-	"github.com/pginbox/pginbox/runner/verify"
 )
 
 // ingestResult is the answer to a stored delivery.
@@ -48,7 +48,7 @@ type Receiver struct {
 	// cancelled; without it only the deadline reveals one.
 	Pool *pgxpool.Pool
 	// Providers maps the {provider} path value to its verifier.
-	Providers map[string]verify.Provider
+	Providers map[string]sig.Provider
 	// MaxBody is the largest body accepted (413 past it).
 	MaxBody int64
 	// Timeout bounds the ingest call (503 past it).
@@ -199,7 +199,7 @@ const ingestSQL = `SELECT event_id, outcome FROM webhooks.ingest_webhook($1, $2,
 // store stores one verified delivery, in a batch with the deliveries
 // arriving beside it unless MaxBatch is 1 or less, and returns its own
 // outcome once its transaction committed.
-func (rc *Receiver) store(ctx context.Context, provider string, v verify.Delivery) (ingestResult, error) {
+func (rc *Receiver) store(ctx context.Context, provider string, v sig.Delivery) (ingestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -264,7 +264,7 @@ func permanent(err error) *pgconn.PgError {
 }
 
 func (rc *Receiver) rejectErr(w http.ResponseWriter, r *http.Request, provider string, err error) {
-	var rej *verify.RejectError
+	var rej *sig.RejectError
 	if errors.As(err, &rej) {
 		rc.reject(w, r, provider, rej.Status, rej.Reason)
 		return

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox/internal/orderstatus"
+	"github.com/pginbox/pginbox/internal/status"
 )
 
 // readTimeout bounds one read of the database gauges.
@@ -28,11 +28,11 @@ type dbReader struct {
 // dbRead is one read of the database gauges; done closes when it is set.
 type dbRead struct {
 	done      chan struct{}
-	queue     Queue
+	queue     status.Queue
 	queueErr  error
 	checks    []checkRow
 	checksErr error
-	order     orderstatus.Counts
+	order     status.OrderCounts
 	orderErr  error
 }
 
@@ -75,14 +75,14 @@ func (d *dbReader) fill(r *dbRead) {
 		return
 	}
 	defer conn.Release()
-	r.queue, r.queueErr = readQueue(ctx, conn)
+	r.queue, r.queueErr = status.ReadQueue(ctx, conn)
 	r.checks, r.checksErr = readChecks(ctx, conn)
-	r.order, r.orderErr = orderstatus.ReadCounts(ctx, conn)
+	r.order, r.orderErr = status.ReadOrderCounts(ctx, conn)
 }
 
 // readChecks returns every enabled check with its latest result (ok and
 // value NULL for one that has not run yet).
-func readChecks(ctx context.Context, q querier) ([]checkRow, error) {
+func readChecks(ctx context.Context, q status.Querier) ([]checkRow, error) {
 	rows, err := q.Query(ctx, `SELECT name, family, ok, value::float8 FROM webhooks.check_status WHERE enabled`)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: read the checks: %w", err)

@@ -5,11 +5,9 @@
 package metrics
 
 import (
-	"context"
 	"slices"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -225,42 +223,6 @@ func (m *Set) ServeProviders(providers []string) {
 
 var queueDepthDesc = prometheus.NewDesc("pginbox_queue_depth", "Events pending, processing or dead, read at scrape time.", []string{"status"}, nil)
 var oldestPendingDesc = prometheus.NewDesc("pginbox_oldest_pending_seconds", "Age of the oldest claimable pending event.", nil, nil)
-
-// Queue is the depth of the queue read through the partial indexes.
-type Queue struct {
-	// Pending, Processing and Dead count the events in each status.
-	Pending, Processing, Dead int64
-	// OldestPending is how many seconds the oldest claimable event has waited.
-	OldestPending float64
-}
-
-// ReadQueue counts pending, processing and dead events (each through its
-// partial index) and the age of the oldest claimable one (not held by
-// ordering).
-func ReadQueue(ctx context.Context, pool *pgxpool.Pool) (Queue, error) {
-	return readQueue(ctx, pool)
-}
-
-// querier is a pool or one of its connections.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// readQueue is ReadQueue on a pool or one connection. An event held behind
-// an earlier event of its sequence (order_held) is not claimable; spelled
-// out, the test also lets the oldest claimable one come from the claim
-// index, whose predicate it is.
-func readQueue(ctx context.Context, db querier) (Queue, error) {
-	var q Queue
-	err := db.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM webhooks.events WHERE status = 'pending'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'processing'),
-		       (SELECT count(*) FROM webhooks.events WHERE status = 'dead'),
-		       coalesce((SELECT extract(epoch FROM now() - min(run_after)) FROM webhooks.events
-		                 WHERE status = 'pending' AND NOT order_held AND run_after <= now()), 0)::float8`).Scan(&q.Pending, &q.Processing, &q.Dead, &q.OldestPending)
-	return q, err
-}
 
 // queueCollector exports the queue depth read by the shared dbReader.
 type queueCollector struct{ rd *dbReader }

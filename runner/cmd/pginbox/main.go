@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,6 +19,10 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	// What a library logs through slog.Default or the log package (a
+	// warning while the configuration is read) is a JSON line on stderr
+	// too, like the commands' own log.
+	slog.SetDefault(cli.NewLogger(os.Stderr, slog.LevelWarn))
 	code := cli.Run(ctx, cli.App{Stdout: os.Stdout, Stderr: os.Stderr, StderrTerminal: isTerminal(os.Stderr)}, os.Args[1:])
 	stop()
 	os.Exit(code)

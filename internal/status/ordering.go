@@ -1,10 +1,4 @@
-// Package orderstatus reads what operators need to know about ordered
-// processing per key: each ordered provider's settings (webhooks.ordering),
-// its blocked sequences (webhooks.blocked_sequences: a head that fails, or is
-// dead while dead_blocks, and the events waiting behind it) and how many of
-// its events were processed out of order. The console, the `pginbox
-// ordering` command and the metrics read it.
-package orderstatus
+package status
 
 import (
 	"context"
@@ -15,16 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Querier is a pool, a connection or a transaction.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-// Provider is one provider's ordering: its settings (absent for a provider
+// OrderedProvider is one provider's ordering: its settings (absent for a provider
 // whose ordering was cleared but whose events were processed out of order),
 // how many of its sequences are blocked and since when the oldest, and its
 // events processed out of order.
-type Provider struct {
+type OrderedProvider struct {
 	Provider string `json:"provider"`
 	// Ordered is false for a provider no longer ordered that still counts
 	// events processed out of order.
@@ -62,27 +51,27 @@ type Sequence struct {
 	Waiting       int64      `json:"waiting_events"`
 }
 
-// Status is every ordered provider and its longest-blocked sequences.
-type Status struct {
-	Providers []Provider `json:"providers"`
+// Ordering is every ordered provider and its longest-blocked sequences.
+type Ordering struct {
+	Providers []OrderedProvider `json:"providers"`
 	// Blocked are the longest-blocked sequences first, at most the limit
-	// Read was given; Providers[i].Blocked has the full counts.
+	// ReadOrdering was given; Providers[i].Blocked has the full counts.
 	Blocked []Sequence `json:"blocked"`
 }
 
-// Counts are the figures the metrics export, per provider.
-type Counts struct {
+// OrderCounts are the ordering figures the metrics export, per provider.
+type OrderCounts struct {
 	// OutOfOrder is events processed out of order, pruned ones included.
 	OutOfOrder map[string]int64
 	// Blocked is blocked sequences, 0 for every ordered provider without.
 	Blocked map[string]int64
 }
 
-// ReadCounts reads the per-provider counts: one short query over the
+// ReadOrderCounts reads the per-provider ordering counts: one short query over the
 // small webhooks.ordering and webhooks.out_of_order_pruned tables and the
 // partial index of late and failing ordered events (events_order_attention_idx).
-func ReadCounts(ctx context.Context, q Querier) (Counts, error) {
-	c := Counts{OutOfOrder: map[string]int64{}, Blocked: map[string]int64{}}
+func ReadOrderCounts(ctx context.Context, q Querier) (OrderCounts, error) {
+	c := OrderCounts{OutOfOrder: map[string]int64{}, Blocked: map[string]int64{}}
 	rows, err := q.Query(ctx, countsSQL)
 	if err != nil {
 		return c, fmt.Errorf("ordering counts: %w", err)
@@ -126,12 +115,12 @@ const countsSQL = `
 	FULL JOIN blocked ON blocked.provider = coalesce(o.provider, ooo.provider)
 	ORDER BY 1`
 
-// Read returns every ordered provider (and every provider with events
+// ReadOrdering returns every ordered provider (and every provider with events
 // processed out of order), with its blocked sequences counted, and the
 // limit longest-blocked sequences of provider ("" for all).
-func Read(ctx context.Context, q Querier, provider string, limit int) (Status, error) {
-	st := Status{Providers: []Provider{}, Blocked: []Sequence{}}
-	counts, err := ReadCounts(ctx, q)
+func ReadOrdering(ctx context.Context, q Querier, provider string, limit int) (Ordering, error) {
+	st := Ordering{Providers: []OrderedProvider{}, Blocked: []Sequence{}}
+	counts, err := ReadOrderCounts(ctx, q)
 	if err != nil {
 		return st, err
 	}
@@ -147,7 +136,7 @@ func Read(ctx context.Context, q Querier, provider string, limit int) (Status, e
 	}
 	seen := map[string]bool{}
 	for rows.Next() {
-		p := Provider{Ordered: true}
+		p := OrderedProvider{Ordered: true}
 		if err := rows.Scan(&p.Provider, &p.KeyPath, &p.OrderPath, &p.DeadBlocks, &p.OldestBlockedSince, &p.Waiting); err != nil {
 			rows.Close()
 			return st, fmt.Errorf("ordering settings: %w", err)
@@ -164,7 +153,7 @@ func Read(ctx context.Context, q Querier, provider string, limit int) (Status, e
 	}
 	for name, n := range counts.OutOfOrder {
 		if !seen[name] && (provider == "" || name == provider) {
-			st.Providers = append(st.Providers, Provider{Provider: name, OutOfOrder: n, Blocked: counts.Blocked[name]})
+			st.Providers = append(st.Providers, OrderedProvider{Provider: name, OutOfOrder: n, Blocked: counts.Blocked[name]})
 		}
 	}
 	sort.Slice(st.Providers, func(i, j int) bool { return st.Providers[i].Provider < st.Providers[j].Provider })
