@@ -1215,19 +1215,60 @@ $$;
 
 COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
 
-CREATE FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) RETURNS record
+CREATE FUNCTION webhooks._order_defer(provider text, order_key text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF _order_defer.provider IS NULL OR _order_defer.order_key IS NULL THEN
+        RETURN;
+    END IF;
+    IF webhooks._order_try_lock(_order_defer.provider, _order_defer.order_key) THEN
+        PERFORM webhooks._order_settle(_order_defer.provider, _order_defer.order_key);
+        RETURN;
+    END IF;
+    INSERT INTO webhooks.order_unsettled (provider, order_key)
+    VALUES (_order_defer.provider, _order_defer.order_key);
+    PERFORM pg_catalog.set_config('pginbox.order_deferred', 'on', true);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_defer(provider text, order_key text) IS 'Private: settles sequence (provider, order_key) when its lock is free; else lists it in webhooks.order_unsettled for _order_settle_deferred(), without waiting.';
+
+CREATE FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
+DECLARE
+    v_skipped text;
 BEGIN
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, v_skipped
     FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
     order_held := false;
+    order_deferred := false;
+    IF v_skipped IS NOT NULL THEN
+        INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
+        VALUES (_order_ingest.provider, split_part(v_skipped, ' of ', 1), 1, _order_ingest.external_id, v_skipped)
+        ON CONFLICT (provider, reason) DO UPDATE
+        SET events           = s.events + 1,
+            last_at          = now(),
+            last_external_id = excluded.last_external_id,
+            last_detail      = excluded.last_detail;
+        RAISE LOG 'pginbox: event %/% stored unordered: its % cannot be indexed', _order_ingest.provider,
+            _order_ingest.external_id, v_skipped;
+        RETURN;
+    END IF;
     IF order_key IS NULL THEN
         RETURN;
     END IF;
-    PERFORM webhooks._order_lock(_order_ingest.provider, order_key);
+    IF NOT webhooks._order_try_lock(_order_ingest.provider, order_key) THEN
+        order_held := true;
+        order_deferred := true;
+        INSERT INTO webhooks.order_unsettled (provider, order_key) VALUES (_order_ingest.provider, order_key);
+        PERFORM pg_catalog.set_config('pginbox.order_deferred', 'on', true);
+        RETURN;
+    END IF;
     order_held := EXISTS (
         SELECT FROM webhooks.events AS e
         WHERE e.provider = _order_ingest.provider
@@ -1237,7 +1278,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered.';
+COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with. Never waits: takes its sequence''s lock when it is free; when another transaction holds it, the event is stored held (order_deferred) and its sequence listed in webhooks.order_unsettled. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
 
 CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
     LANGUAGE sql
@@ -1407,6 +1448,33 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
 
+CREATE FUNCTION webhooks._order_settle_deferred(max_sequences integer DEFAULT 100) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_seq record;
+    v_n   integer := 0;
+BEGIN
+    FOR v_seq IN
+        SELECT u.provider, u.order_key
+        FROM webhooks.order_unsettled AS u
+        GROUP BY u.provider, u.order_key
+        ORDER BY min(u.id)
+        LIMIT greatest(_order_settle_deferred.max_sequences, 1)
+    LOOP
+        CONTINUE WHEN NOT webhooks._order_try_lock(v_seq.provider, v_seq.order_key);
+        DELETE FROM webhooks.order_unsettled AS u
+        WHERE u.provider = v_seq.provider AND u.order_key = v_seq.order_key;
+        PERFORM webhooks._order_settle(v_seq.provider, v_seq.order_key);
+        v_n := v_n + 1;
+    END LOOP;
+    RETURN v_n;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_settle_deferred(max_sequences integer) IS 'Private: settles up to max_sequences sequences listed in webhooks.order_unsettled whose lock is free now (never waits) and removes them from it; returns how many. Called by ingest_batch(), _order_settle_many() and _order_sync().';
+
 CREATE FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1474,6 +1542,12 @@ BEGIN
     LOOP
         PERFORM webhooks._order_settle(v_slow.p, v_slow.k);
     END LOOP;
+
+    -- Then what deliveries stored while another transaction held their
+    -- sequence's lock left to settle (usually nothing: one probe).
+    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
+        PERFORM webhooks._order_settle_deferred();
+    END IF;
 END;
 $$;
 
@@ -1491,9 +1565,20 @@ BEGIN
         PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
         RETURN NULL;
     END IF;
+    IF pg_catalog.current_setting('pginbox.order_defer', true) = 'on' THEN
+        -- ingest_webhook() reconciling a payload: never wait on a lock.
+        PERFORM webhooks._order_defer(OLD.provider, OLD.order_key);
+        IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
+            PERFORM webhooks._order_defer(NEW.provider, NEW.order_key);
+        END IF;
+        RETURN NULL;
+    END IF;
     PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
     IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
         PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
+    END IF;
+    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
+        PERFORM webhooks._order_settle_deferred();
     END IF;
     RETURN NULL;
 END;
@@ -1501,7 +1586,16 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
 
-CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+CREATE FUNCTION webhooks._order_try_lock(provider text, order_key text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+    SELECT pg_catalog.pg_try_advisory_xact_lock(
+        pg_catalog.hashtextextended('pginbox.order' || pg_catalog.chr(31) || _order_try_lock.provider || pg_catalog.chr(31) || _order_try_lock.order_key, 0));
+$$;
+
+COMMENT ON FUNCTION webhooks._order_try_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key) when it is free and returns true; false at once when another transaction holds it.';
+
+CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) RETURNS record
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1515,14 +1609,14 @@ BEGIN
     IF v_key_path IS NULL THEN
         RETURN;
     END IF;
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, skipped
     FROM webhooks._order_values_at(v_key_path, v_order_path, _order_values.payload) AS v;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value). Called once at ingest.';
+COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value; skipped: why a value too large to index left it unordered). Called once at ingest.';
 
-CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) RETURNS record
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
 DECLARE
@@ -1543,9 +1637,15 @@ BEGIN
         END IF;
         IF jsonb_typeof(v_order) = 'number' THEN
             order_num := v_order::numeric;
+            IF pg_column_size(order_num) > 255 THEN
+                order_num := NULL;
+                skipped := format('order number of %s bytes (over 255)', pg_column_size(v_order::numeric));
+                RETURN;
+            END IF;
         ELSE
             order_text := CASE jsonb_typeof(v_order) WHEN 'string' THEN v_order #>> '{}' ELSE v_order::text END;
             IF octet_length(order_text) > 255 THEN
+                skipped := format('order text of %s bytes (over 255)', octet_length(order_text));
                 order_text := NULL;
                 RETURN;
             END IF;
@@ -1553,6 +1653,7 @@ BEGIN
     END IF;
     order_key := CASE jsonb_typeof(v_key) WHEN 'string' THEN v_key #>> '{}' ELSE v_key::text END;
     IF octet_length(order_key) > 255 THEN
+        skipped := format('key of %s bytes (over 255)', octet_length(order_key));
         order_key  := NULL;
         order_num  := NULL;
         order_text := NULL;
@@ -1560,7 +1661,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or over 255 bytes. Never raises on a payload.';
+COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or cannot be indexed (a key or text over 255 bytes, a number over 255 bytes stored): then skipped says which and how large. Never raises on a payload.';
 
 CREATE FUNCTION webhooks._ordered_providers() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -2922,6 +3023,15 @@ BEGIN
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
     END LOOP;
 
+    -- 4. An ordered delivery stored while another transaction held its
+    --    sequence's lock (_order_ingest: held, its sequence listed in
+    --    webhooks.order_unsettled): that holder may well be done by now (a
+    --    concurrent batch with the same key), so settle what can be settled
+    --    without waiting (_order_settle_deferred); the rest is settled later.
+    IF pg_catalog.current_setting('pginbox.order_deferred', true) = 'on' THEN
+        PERFORM webhooks._order_settle_deferred();
+    END IF;
+
     IF v_stored AND ingest_batch.notify THEN
         PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
     END IF;
@@ -2959,6 +3069,8 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+    v_deferred boolean := false;
+    v_ordered  boolean := false;
     v_trace    text;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
@@ -3019,8 +3131,10 @@ BEGIN
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
+                        INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                                    ingest_webhook.payload) AS o;
                     END IF;
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
@@ -3032,7 +3146,7 @@ BEGIN
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
-                    IF v_held THEN
+                    IF v_held AND NOT v_deferred THEN
                         PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
                     END IF;
                     IF ingest_webhook.notify THEN
@@ -3105,16 +3219,27 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. Whether the provider is ordered is read from
-        --    _ordered_providers(), a constant: a provider without ordering
-        --    reads no table for it, and the transaction locks no more
-        --    relations than the INSERT needs.
+        --    joined, or lists them for a later settle when another
+        --    transaction holds one (pginbox.order_defer: _order_defer), so
+        --    the delivery never waits on a sequence lock. An event stored
+        --    while its sequence's lock was held elsewhere (v_deferred) is
+        --    held, and so is a reconciled one whose order value changed
+        --    then: the deferred settle decides. Whether the provider is
+        --    ordered is read from _ordered_providers(), a constant: a
+        --    provider without ordering reads no table for it, and the
+        --    transaction locks no more relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                v_ordered := true;
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
+                INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                            ingest_webhook.payload) AS o;
             END IF;
+        END IF;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_defer', 'on', true);
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held, trace_parent)
@@ -3128,14 +3253,20 @@ BEGIN
                 order_key  = excluded.order_key,
                 order_num  = excluded.order_num,
                 order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
+                order_held = excluded.order_key IS NOT NULL
+                             AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key
+                                  OR (v_deferred AND (e.order_num IS DISTINCT FROM excluded.order_num
+                                                      OR e.order_text IS DISTINCT FROM excluded.order_text)))
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_defer', 'off', true);
+        END IF;
 
         IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held THEN
+            IF v_revision = 1 AND v_held AND NOT v_deferred THEN
                 PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
             END IF;
             IF ingest_webhook.notify THEN
@@ -3658,6 +3789,12 @@ BEGIN
     END LOOP;
     IF v_rescued > 0 THEN
         PERFORM pg_notify('webhooks_events', 'reconcile');
+    END IF;
+    -- Ordered sequences that a delivery left to settle while another
+    -- transaction held their lock, when nothing else settled them since
+    -- (no lock waited for).
+    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
+        PERFORM webhooks._order_settle_deferred(1000);
     END IF;
 
     -- 2. Contradictions among recently written events.
@@ -4240,8 +4377,9 @@ CREATE FUNCTION webhooks.set_ordering(provider text, key_path text, order_path t
     AS $_$
 #variable_conflict use_column
 DECLARE
-    v_old  webhooks.ordering;
-    v_keys text[];
+    v_old     webhooks.ordering;
+    v_keys    text[];
+    v_skipped bigint;
 BEGIN
     PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
     IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
@@ -4312,29 +4450,49 @@ BEGIN
 
     -- Pending events not locked by a worker right now get the new values,
     -- held until their sequence is settled below. The triggers stand aside
-    -- for this statement (pginbox.order_bulk): the settles follow.
+    -- for this statement (pginbox.order_bulk): the settles follow. Events
+    -- whose key or order value is too large to index become unordered, and
+    -- are counted in webhooks.order_skipped as at ingest.
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
-    SET order_key  = v.order_key,
-        order_num  = v.order_num,
-        order_text = v.order_text,
-        order_held = v.order_key IS NOT NULL
-    FROM (
-        SELECT p.id, n.order_key, n.order_num, n.order_text
+    WITH v AS MATERIALIZED (
+        SELECT p.id, p.external_id, n.order_key, n.order_num, n.order_text, n.skipped
         FROM webhooks.events AS p
         CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
         WHERE p.provider = set_ordering.provider
           AND p.status = 'pending'
         FOR UPDATE OF p SKIP LOCKED
-    ) AS v
-    WHERE e.id = v.id;
+    ), updated AS (
+        UPDATE webhooks.events AS e
+        SET order_key  = v.order_key,
+            order_num  = v.order_num,
+            order_text = v.order_text,
+            order_held = v.order_key IS NOT NULL
+        FROM v
+        WHERE e.id = v.id
+    )
+    INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
+    SELECT set_ordering.provider, split_part(v.skipped, ' of ', 1), count(*),
+           (array_agg(v.external_id ORDER BY v.id DESC))[1], (array_agg(v.skipped ORDER BY v.id DESC))[1]
+    FROM v
+    WHERE v.skipped IS NOT NULL
+    GROUP BY 2
+    ON CONFLICT (provider, reason) DO UPDATE
+    SET events           = s.events + excluded.events,
+        last_at          = now(),
+        last_external_id = excluded.last_external_id,
+        last_detail      = excluded.last_detail;
+    GET DIAGNOSTICS v_skipped = ROW_COUNT;
+    IF v_skipped > 0 THEN
+        RAISE LOG 'pginbox: set_ordering(%) left pending events unordered whose key or order value cannot be indexed: see webhooks.order_skipped',
+            set_ordering.provider;
+    END IF;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
 
     PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; counted in webhooks.order_skipped). Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
 
 CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
@@ -4887,6 +5045,37 @@ COMMENT ON COLUMN webhooks.order_marks.marked_at IS 'now() of the transaction th
 
 COMMENT ON COLUMN webhooks.order_marks.prior_id IS 'With prior_num, prior_text and prior_received: the mark before the transaction of marked_at moved it (NULL: none).';
 
+CREATE TABLE webhooks.order_skipped (
+    provider text NOT NULL,
+    reason text NOT NULL,
+    events bigint DEFAULT 0 NOT NULL,
+    first_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_external_id text,
+    last_detail text,
+    CONSTRAINT order_skipped_events_check CHECK ((events >= 0))
+);
+
+COMMENT ON TABLE webhooks.order_skipped IS 'Per ordered provider and reason (key, order text, order number): events left unordered because that value was too large to index; last_external_id and last_detail (its size) name the latest.';
+
+CREATE TABLE webhooks.order_unsettled (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    order_key text NOT NULL,
+    deferred_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+COMMENT ON TABLE webhooks.order_unsettled IS 'Sequences of ordered providers with an event stored while another transaction held the sequence''s lock: held until _order_settle_deferred() settles the sequence. Empty when nothing is owed.';
+
+ALTER TABLE webhooks.order_unsettled ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME webhooks.order_unsettled_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE webhooks.out_of_order_pruned (
     provider text NOT NULL,
     events bigint DEFAULT 0 NOT NULL,
@@ -5143,6 +5332,12 @@ ALTER TABLE ONLY webhooks.expectations
 ALTER TABLE ONLY webhooks.order_marks
     ADD CONSTRAINT order_marks_pkey PRIMARY KEY (provider, order_key);
 
+ALTER TABLE ONLY webhooks.order_skipped
+    ADD CONSTRAINT order_skipped_pkey PRIMARY KEY (provider, reason);
+
+ALTER TABLE ONLY webhooks.order_unsettled
+    ADD CONSTRAINT order_unsettled_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY webhooks.ordering
     ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
@@ -5207,6 +5402,8 @@ CREATE UNIQUE INDEX expectation_health_key ON webhooks.expectation_health USING 
 CREATE INDEX expectations_open_idx ON webhooks.expectations USING btree (deadline) WHERE (met_at IS NULL);
 
 CREATE UNIQUE INDEX latency_1h_key ON webhooks.latency_1h USING btree (provider);
+
+CREATE INDEX order_unsettled_sequence_idx ON webhooks.order_unsettled USING btree (provider, order_key);
 
 CREATE UNIQUE INDEX payload_15m_key ON webhooks.payload_15m USING btree (provider);
 
@@ -5281,7 +5478,9 @@ REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_defer(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM PUBLIC;
 
@@ -5289,13 +5488,17 @@ REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_settle(provider text, order_key text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._order_settle_deferred(max_sequences integer) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_try_lock(provider text, order_key text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ordered_providers() FROM PUBLIC;
 

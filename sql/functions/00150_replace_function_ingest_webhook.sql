@@ -34,6 +34,13 @@
 -- one), and a value that is not a well-formed traceparent is stored as NULL,
 -- never refused: tracing never costs a delivery.
 --
+-- An ordered provider's delivery never waits on its sequence: when another
+-- transaction holds the sequence's lock, the event is stored held and the
+-- sequence settled later (_order_ingest, _order_settle_deferred), so one
+-- blocked sequence holds up neither the other deliveries nor this one. A
+-- key or order value too large to index leaves the event unordered
+-- (counted in webhooks.order_skipped), never fails the delivery.
+--
 -- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
 -- with a row committed after the caller's snapshot was taken fails with
 -- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
@@ -62,6 +69,8 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+    v_deferred boolean := false;
+    v_ordered  boolean := false;
     v_trace    text;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
@@ -122,8 +131,10 @@ BEGIN
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
+                        INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                                    ingest_webhook.payload) AS o;
                     END IF;
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
@@ -135,7 +146,7 @@ BEGIN
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
-                    IF v_held THEN
+                    IF v_held AND NOT v_deferred THEN
                         PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
                     END IF;
                     IF ingest_webhook.notify THEN
@@ -208,16 +219,27 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. Whether the provider is ordered is read from
-        --    _ordered_providers(), a constant: a provider without ordering
-        --    reads no table for it, and the transaction locks no more
-        --    relations than the INSERT needs.
+        --    joined, or lists them for a later settle when another
+        --    transaction holds one (pginbox.order_defer: _order_defer), so
+        --    the delivery never waits on a sequence lock. An event stored
+        --    while its sequence's lock was held elsewhere (v_deferred) is
+        --    held, and so is a reconciled one whose order value changed
+        --    then: the deferred settle decides. Whether the provider is
+        --    ordered is read from _ordered_providers(), a constant: a
+        --    provider without ordering reads no table for it, and the
+        --    transaction locks no more relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                v_ordered := true;
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
+                INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                            ingest_webhook.payload) AS o;
             END IF;
+        END IF;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_defer', 'on', true);
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held, trace_parent)
@@ -231,14 +253,20 @@ BEGIN
                 order_key  = excluded.order_key,
                 order_num  = excluded.order_num,
                 order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
+                order_held = excluded.order_key IS NOT NULL
+                             AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key
+                                  OR (v_deferred AND (e.order_num IS DISTINCT FROM excluded.order_num
+                                                      OR e.order_text IS DISTINCT FROM excluded.order_text)))
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_defer', 'off', true);
+        END IF;
 
         IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held THEN
+            IF v_revision = 1 AND v_held AND NOT v_deferred THEN
                 PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
             END IF;
             IF ingest_webhook.notify THEN

@@ -23,6 +23,10 @@
 -- which sees what the INSERT wrote: its rules for updated, duplicate and the
 -- body digest apply unchanged.
 --
+-- A delivery of an ordered provider never waits on its sequence's lock
+-- (_order_ingest), so a sequence blocked elsewhere holds up neither its
+-- neighbours in the batch nor the batch's commit.
+--
 -- Rows are written in key order, so concurrent batches sharing keys wait for
 -- each other rather than deadlock; two concurrent batches holding one
 -- unsigned body under different keys still can (SQLSTATE 40P01): run the call
@@ -149,6 +153,15 @@ BEGIN
         v_out[v_rec.ord] := v_row.outcome;
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
     END LOOP;
+
+    -- 4. An ordered delivery stored while another transaction held its
+    --    sequence's lock (_order_ingest: held, its sequence listed in
+    --    webhooks.order_unsettled): that holder may well be done by now (a
+    --    concurrent batch with the same key), so settle what can be settled
+    --    without waiting (_order_settle_deferred); the rest is settled later.
+    IF pg_catalog.current_setting('pginbox.order_deferred', true) = 'on' THEN
+        PERFORM webhooks._order_settle_deferred();
+    END IF;
 
     IF v_stored AND ingest_batch.notify THEN
         PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);

@@ -10,7 +10,11 @@
 -- out, so they cost nothing. set_ordering(), clear_ordering(),
 -- _mark_processed() and process_batch() switch it off for their own
 -- statements (pginbox.order_bulk 'on', or 'mark' where the statement also
--- does _order_mark_late()'s work) and settle themselves.
+-- does _order_mark_late()'s work) and settle themselves. While
+-- ingest_webhook() reconciles a payload (pginbox.order_defer 'on') it
+-- settles only the sequences whose lock is free and lists the others
+-- (_order_defer): a delivery never waits. Otherwise, after its own settles,
+-- it settles what deferred deliveries left listed (_order_settle_deferred).
 CREATE OR REPLACE FUNCTION webhooks._order_sync()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -26,9 +30,20 @@ BEGIN
         PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
         RETURN NULL;
     END IF;
+    IF pg_catalog.current_setting('pginbox.order_defer', true) = 'on' THEN
+        -- ingest_webhook() reconciling a payload: never wait on a lock.
+        PERFORM webhooks._order_defer(OLD.provider, OLD.order_key);
+        IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
+            PERFORM webhooks._order_defer(NEW.provider, NEW.order_key);
+        END IF;
+        RETURN NULL;
+    END IF;
     PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
     IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
         PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
+    END IF;
+    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
+        PERFORM webhooks._order_settle_deferred();
     END IF;
     RETURN NULL;
 END;
