@@ -208,3 +208,98 @@ func TestOrderingIngestBlockedSequence(t *testing.T) {
 		t.Errorf("%d sequences still listed as unsettled", n)
 	}
 }
+
+// TestOrderingIngestDeferredSettle: with a sequence's lock held by an open
+// complete() of its head, ingest_webhook() of that sequence (a new event, a
+// redelivery whose payload moves it in the sequence, and one through the
+// unsigned-key path) returns at once, well inside a 2 s statement_timeout:
+// each event is stored held and its sequence listed in
+// webhooks.order_unsettled. Nothing runs meanwhile. Once the holder commits
+// and nothing else happens, one reconcile() pass settles the sequence:
+// exactly its first event in order becomes runnable, the list is empty.
+// Before, each of these calls waited for the lock and failed on the
+// statement_timeout.
+func TestOrderingIngestDeferredSettle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := NewPool(t, 4)
+	execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.customer', '$.seq')`)
+	headID, _ := ingest(t, pool, "stripe", "head", "t", `{"customer": "cus_1", "seq": 1}`)
+	head := claim(t, pool, "holder", 1, "10 minutes")
+	if len(head) != 1 || head[0].ID != headID {
+		t.Fatalf("claimed %v, want %d", head, headID)
+	}
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx) //nolint:errcheck
+	if _, err := holder.Exec(ctx, `SELECT webhooks.complete($1, 'holder', $2)`, headID, head[0].Attempts); err != nil {
+		t.Fatal(err)
+	}
+
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET statement_timeout = '2s'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, payload, digest, want string }{
+		{"e3", `{"customer": "cus_1", "seq": 3}`, "", "created"},
+		{"e4", `{"customer": "cus_1", "seq": 4}`, "", "created"},
+		{"e4", `{"customer": "cus_1", "seq": 2}`, "", "updated"}, // now sorts first
+		{"e5", `{"customer": "cus_1", "seq": 5}`, strings.Repeat("5", 32), "created"},
+	} {
+		var digest any
+		if c.digest != "" {
+			digest = []byte(c.digest)
+		}
+		start := time.Now()
+		var outcome string
+		if err := conn.QueryRow(ctx, `SELECT outcome FROM webhooks.ingest_webhook('stripe', $1, 't', $2::jsonb, body_sha256 => $3)`,
+			c.key, c.payload, digest).Scan(&outcome); err != nil {
+			t.Fatalf("ingest %s while the sequence's lock is held: %v", c.key, err)
+		}
+		if outcome != c.want || time.Since(start) > time.Second {
+			t.Fatalf("ingest %s: %s after %v, want %s at once", c.key, outcome, time.Since(start), c.want)
+		}
+	}
+	conn.Release()
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE order_key = 'cus_1' AND status = 'pending' AND order_held`); n != 3 {
+		t.Fatalf("%d of 3 new events stored held", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(DISTINCT order_key) FROM webhooks.order_unsettled WHERE provider = 'stripe'`); n != 1 {
+		t.Fatalf("the sequence is not listed as unsettled")
+	}
+	if got := claim(t, pool, "w", 10, "1 minute"); len(got) != 0 {
+		t.Fatalf("claimed %d events while the sequence's head was in flight", len(got))
+	}
+
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(t, pool)
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.order_unsettled`); n != 0 {
+		t.Fatalf("%d rows left in order_unsettled after reconcile", n)
+	}
+	var runnable []string
+	rows, err := pool.Query(ctx, `SELECT external_id FROM webhooks.events WHERE order_key = 'cus_1' AND status = 'pending' AND NOT order_held`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		runnable = append(runnable, k)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if !slices.Equal(runnable, []string{"e4"}) {
+		t.Fatalf("runnable after the settle: %v, want [e4] (seq 2, first in order)", runnable)
+	}
+}
