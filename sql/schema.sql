@@ -1215,27 +1215,20 @@ $$;
 
 COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
 
-CREATE FUNCTION webhooks._order_defer(provider text, order_key text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+CREATE FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) RETURNS void
+    LANGUAGE plpgsql
     AS $$
 BEGIN
-    IF _order_defer.provider IS NULL OR _order_defer.order_key IS NULL THEN
-        RETURN;
-    END IF;
-    IF webhooks._order_try_lock(_order_defer.provider, _order_defer.order_key) THEN
-        PERFORM webhooks._order_settle(_order_defer.provider, _order_defer.order_key);
-        RETURN;
-    END IF;
-    INSERT INTO webhooks.order_unsettled (provider, order_key)
-    VALUES (_order_defer.provider, _order_defer.order_key);
-    PERFORM pg_catalog.set_config('pginbox.order_deferred', 'on', true);
+    RAISE EXCEPTION 'pginbox: %/% was not stored: its sequence % is locked by another transaction past the wait for it',
+        _order_busy.provider, _order_busy.external_id, pg_catalog.quote_literal(pg_catalog.left(_order_busy.order_key, 100))
+        USING ERRCODE = 'lock_not_available',
+              HINT = 'set_ordering, or a complete(), fail() or replay() of an event of that sequence, has not committed yet. Retry the delivery.';
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_defer(provider text, order_key text) IS 'Private: settles sequence (provider, order_key) when its lock is free; else lists it in webhooks.order_unsettled for _order_settle_deferred(), without waiting.';
+COMMENT ON FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) IS 'Private: raises 55P03 for a delivery whose sequence (order_key) stayed locked past its bounded wait at ingest.';
 
-CREATE FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) RETURNS record
+CREATE FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1246,7 +1239,7 @@ BEGIN
     SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, v_skipped
     FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
     order_held := false;
-    order_deferred := false;
+    order_busy := false;
     IF v_skipped IS NOT NULL THEN
         INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
         VALUES (_order_ingest.provider, split_part(v_skipped, ' of ', 1), 1, _order_ingest.external_id, v_skipped)
@@ -1262,11 +1255,9 @@ BEGIN
     IF order_key IS NULL THEN
         RETURN;
     END IF;
-    IF NOT webhooks._order_try_lock(_order_ingest.provider, order_key) THEN
-        order_held := true;
-        order_deferred := true;
-        INSERT INTO webhooks.order_unsettled (provider, order_key) VALUES (_order_ingest.provider, order_key);
-        PERFORM pg_catalog.set_config('pginbox.order_deferred', 'on', true);
+    IF NOT webhooks._order_lock_within(_order_ingest.provider, order_key,
+                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '250 milliseconds')) THEN
+        order_busy := true;
         RETURN;
     END IF;
     order_held := EXISTS (
@@ -1278,7 +1269,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with. Never waits: takes its sequence''s lock when it is free; when another transaction holds it, the event is stored held (order_deferred) and its sequence listed in webhooks.order_unsettled. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
+COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 250 ms), else order_busy. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
 
 CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
     LANGUAGE sql
@@ -1288,6 +1279,35 @@ CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
 $$;
 
 COMMENT ON FUNCTION webhooks._order_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key).';
+
+CREATE FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_left  interval;
+    v_saved text;
+BEGIN
+    IF webhooks._order_try_lock(_order_lock_within.provider, _order_lock_within.order_key) THEN
+        RETURN true;
+    END IF;
+    v_left := _order_lock_within.wait_until - pg_catalog.clock_timestamp();
+    IF v_left IS NULL OR v_left <= interval '0' THEN
+        RETURN false;
+    END IF;
+    v_saved := pg_catalog.current_setting('lock_timeout');
+    BEGIN
+        PERFORM pg_catalog.set_config('lock_timeout',
+            GREATEST(1, pg_catalog.ceil(pg_catalog.date_part('epoch', v_left) * 1000))::bigint::text, true);
+        PERFORM webhooks._order_lock(_order_lock_within.provider, _order_lock_within.order_key);
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false; -- the block's rollback put lock_timeout back
+    END;
+    PERFORM pg_catalog.set_config('lock_timeout', v_saved, true);
+    RETURN true;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) IS 'Private: takes the transaction-scoped advisory lock of sequence (provider, order_key) if it is free or freed before wait_until and returns true; false once wait_until passed with the lock still held elsewhere.';
 
 CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1448,33 +1468,6 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
 
-CREATE FUNCTION webhooks._order_settle_deferred(max_sequences integer DEFAULT 100) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-DECLARE
-    v_seq record;
-    v_n   integer := 0;
-BEGIN
-    FOR v_seq IN
-        SELECT u.provider, u.order_key
-        FROM webhooks.order_unsettled AS u
-        GROUP BY u.provider, u.order_key
-        ORDER BY min(u.id)
-        LIMIT greatest(_order_settle_deferred.max_sequences, 1)
-    LOOP
-        CONTINUE WHEN NOT webhooks._order_try_lock(v_seq.provider, v_seq.order_key);
-        DELETE FROM webhooks.order_unsettled AS u
-        WHERE u.provider = v_seq.provider AND u.order_key = v_seq.order_key;
-        PERFORM webhooks._order_settle(v_seq.provider, v_seq.order_key);
-        v_n := v_n + 1;
-    END LOOP;
-    RETURN v_n;
-END;
-$$;
-
-COMMENT ON FUNCTION webhooks._order_settle_deferred(max_sequences integer) IS 'Private: settles up to max_sequences sequences listed in webhooks.order_unsettled whose lock is free now (never waits) and removes them from it; returns how many. Called by ingest_batch(), _order_settle_many() and _order_sync().';
-
 CREATE FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1542,12 +1535,6 @@ BEGIN
     LOOP
         PERFORM webhooks._order_settle(v_slow.p, v_slow.k);
     END LOOP;
-
-    -- Then what deliveries stored while another transaction held their
-    -- sequence's lock left to settle (usually nothing: one probe).
-    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
-        PERFORM webhooks._order_settle_deferred();
-    END IF;
 END;
 $$;
 
@@ -1565,20 +1552,20 @@ BEGIN
         PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
         RETURN NULL;
     END IF;
-    IF pg_catalog.current_setting('pginbox.order_defer', true) = 'on' THEN
-        -- ingest_webhook() reconciling a payload: never wait on a lock.
-        PERFORM webhooks._order_defer(OLD.provider, OLD.order_key);
-        IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
-            PERFORM webhooks._order_defer(NEW.provider, NEW.order_key);
+    IF pg_catalog.current_setting('pginbox.order_ingest', true) = 'on' THEN
+        -- ingest_webhook() reconciling a payload took both sequences'
+        -- locks within its bounded wait; should the row have moved since
+        -- its look, it refuses the delivery rather than wait here.
+        IF OLD.order_key IS NOT NULL AND NOT webhooks._order_try_lock(OLD.provider, OLD.order_key) THEN
+            PERFORM webhooks._order_busy(OLD.provider, OLD.external_id, OLD.order_key);
         END IF;
-        RETURN NULL;
+        IF NEW.order_key IS NOT NULL AND NOT webhooks._order_try_lock(NEW.provider, NEW.order_key) THEN
+            PERFORM webhooks._order_busy(NEW.provider, NEW.external_id, NEW.order_key);
+        END IF;
     END IF;
     PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
     IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
         PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
-    END IF;
-    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
-        PERFORM webhooks._order_settle_deferred();
     END IF;
     RETURN NULL;
 END;
@@ -2925,6 +2912,7 @@ DECLARE
     v_rec     record;
     v_row     record;
     v_stored  boolean := false;
+    v_ordered boolean := false;
 BEGIN
     IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
@@ -3003,7 +2991,15 @@ BEGIN
 
     -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
     --    within a key (which is all that decides their outcomes), by key
-    --    across keys (the lock order of step 2).
+    --    across keys (the lock order of step 2). The sequence locks of
+    --    ordered providers are waited for until one deadline for the whole
+    --    call (pginbox.order_wait_until), and an element whose lock stays
+    --    held comes back 'busy' (pginbox.order_busy) instead of raising.
+    IF ingest_batch.providers && webhooks._ordered_providers() THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', 'return', true),
+                pg_catalog.set_config('pginbox.order_wait_until', (clock_timestamp() + interval '250 milliseconds')::text, true);
+        v_ordered := true;
+    END IF;
     FOR v_rec IN
         SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
         FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
@@ -3019,17 +3015,18 @@ BEGIN
         FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
                                      notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
         v_ids[v_rec.ord] := v_row.event_id;
+        IF v_row.outcome = 'busy' THEN
+            v_out[v_rec.ord] := 'retry';
+            v_err[v_rec.ord] := format('pginbox: %s/%s was not stored: its sequence is locked by another transaction; retry it',
+                                       v_rec.p, v_rec.x);
+            CONTINUE;
+        END IF;
         v_out[v_rec.ord] := v_row.outcome;
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
     END LOOP;
-
-    -- 4. An ordered delivery stored while another transaction held its
-    --    sequence's lock (_order_ingest: held, its sequence listed in
-    --    webhooks.order_unsettled): that holder may well be done by now (a
-    --    concurrent batch with the same key), so settle what can be settled
-    --    without waiting (_order_settle_deferred); the rest is settled later.
-    IF pg_catalog.current_setting('pginbox.order_deferred', true) = 'on' THEN
-        PERFORM webhooks._order_settle_deferred();
+    IF v_ordered THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', '', true),
+                pg_catalog.set_config('pginbox.order_wait_until', '', true);
     END IF;
 
     IF v_stored AND ingest_batch.notify THEN
@@ -3043,7 +3040,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
+COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. An element of an ordered provider whose sequence stays locked by another transaction for the call''s 250 ms of waiting in all is retry (event_id NULL, nothing stored: retry it). New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
 
 CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE sql SECURITY DEFINER
@@ -3069,8 +3066,10 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
-    v_deferred boolean := false;
+    v_busy     boolean := false;
     v_ordered  boolean := false;
+    v_oldkey   text;
+    v_until    timestamptz;
     v_trace    text;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
@@ -3131,11 +3130,22 @@ BEGIN
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
-                        INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                        v_until := nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz;
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                        INTO v_okey, v_onum, v_otext, v_held, v_busy
                         FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
-                                                    ingest_webhook.payload) AS o;
+                                                    ingest_webhook.payload, v_until) AS o;
                     END IF;
+                END IF;
+                IF v_busy THEN
+                    -- The sequence's lock stayed held elsewhere past the
+                    -- wait: nothing is stored.
+                    IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                        outcome := 'busy';
+                        RETURN NEXT;
+                        RETURN;
+                    END IF;
+                    PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_okey);
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
                                                   order_key, order_num, order_text, order_held, trace_parent)
@@ -3146,7 +3156,7 @@ BEGIN
                 RETURNING e.id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
-                    IF v_held AND NOT v_deferred THEN
+                    IF v_held THEN
                         PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
                     END IF;
                     IF ingest_webhook.notify THEN
@@ -3202,8 +3212,8 @@ BEGIN
         --    delivery's row lock. The look never decides that a key is new:
         --    only the unique key does, in step 2.
         SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
-                      AND e.payload IS DISTINCT FROM ingest_webhook.payload)
-        INTO v_id, v_changes
+                      AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
+        INTO v_id, v_changes, v_oldkey
         FROM webhooks.events AS e
         WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
 
@@ -3219,27 +3229,43 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined, or lists them for a later settle when another
-        --    transaction holds one (pginbox.order_defer: _order_defer), so
-        --    the delivery never waits on a sequence lock. An event stored
-        --    while its sequence's lock was held elsewhere (v_deferred) is
-        --    held, and so is a reconciled one whose order value changed
-        --    then: the deferred settle decides. Whether the provider is
-        --    ordered is read from _ordered_providers(), a constant: a
-        --    provider without ordering reads no table for it, and the
-        --    transaction locks no more relations than the INSERT needs.
+        --    joined. Both locks are taken here, within the same bounded wait
+        --    (the old key's only when a reconciled payload moves the event to
+        --    another sequence), and the trigger only checks that it holds
+        --    them (pginbox.order_ingest): the delivery never waits longer.
+        --    Whether the provider is ordered is read from
+        --    _ordered_providers(), a constant: a provider without ordering
+        --    reads no table for it, and the transaction locks no more
+        --    relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                 v_ordered := true;
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_deferred
-                INTO v_okey, v_onum, v_otext, v_held, v_deferred
+                v_until := coalesce(nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz,
+                                    clock_timestamp() + interval '250 milliseconds');
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                INTO v_okey, v_onum, v_otext, v_held, v_busy
                 FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
-                                            ingest_webhook.payload) AS o;
+                                            ingest_webhook.payload, v_until) AS o;
             END IF;
         END IF;
+        v_ordered := v_ordered OR coalesce(v_changes AND v_oldkey IS NOT NULL, false);
+        IF v_busy THEN
+            v_oldkey := v_okey; -- the key named below
+        ELSIF v_changes AND v_oldkey IS NOT NULL AND v_oldkey IS DISTINCT FROM v_okey THEN
+            v_busy := NOT webhooks._order_lock_within(ingest_webhook.provider, v_oldkey,
+                                                      coalesce(v_until, clock_timestamp() + interval '250 milliseconds'));
+        END IF;
+        IF v_busy THEN
+            IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                outcome := 'busy';
+                RETURN NEXT;
+                RETURN;
+            END IF;
+            PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_oldkey);
+        END IF;
         IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_defer', 'on', true);
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held, trace_parent)
@@ -3253,20 +3279,17 @@ BEGIN
                 order_key  = excluded.order_key,
                 order_num  = excluded.order_num,
                 order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL
-                             AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key
-                                  OR (v_deferred AND (e.order_num IS DISTINCT FROM excluded.order_num
-                                                      OR e.order_text IS DISTINCT FROM excluded.order_text)))
+                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
             WHERE e.status = 'pending'
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
         IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_defer', 'off', true);
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
         END IF;
 
         IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held AND NOT v_deferred THEN
+            IF v_revision = 1 AND v_held THEN
                 PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
             END IF;
             IF ingest_webhook.notify THEN
@@ -3300,7 +3323,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for 250 ms. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -3789,12 +3812,6 @@ BEGIN
     END LOOP;
     IF v_rescued > 0 THEN
         PERFORM pg_notify('webhooks_events', 'reconcile');
-    END IF;
-    -- Ordered sequences that a delivery left to settle while another
-    -- transaction held their lock, when nothing else settled them since
-    -- (no lock waited for).
-    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
-        PERFORM webhooks._order_settle_deferred(1000);
     END IF;
 
     -- 2. Contradictions among recently written events.
@@ -5058,24 +5075,6 @@ CREATE TABLE webhooks.order_skipped (
 
 COMMENT ON TABLE webhooks.order_skipped IS 'Per ordered provider and reason (key, order text, order number): events left unordered because that value was too large to index; last_external_id and last_detail (its size) name the latest.';
 
-CREATE TABLE webhooks.order_unsettled (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    order_key text NOT NULL,
-    deferred_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-COMMENT ON TABLE webhooks.order_unsettled IS 'Sequences of ordered providers with an event stored while another transaction held the sequence''s lock: held until _order_settle_deferred() settles the sequence. Empty when nothing is owed.';
-
-ALTER TABLE webhooks.order_unsettled ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME webhooks.order_unsettled_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
-);
-
 CREATE TABLE webhooks.out_of_order_pruned (
     provider text NOT NULL,
     events bigint DEFAULT 0 NOT NULL,
@@ -5335,9 +5334,6 @@ ALTER TABLE ONLY webhooks.order_marks
 ALTER TABLE ONLY webhooks.order_skipped
     ADD CONSTRAINT order_skipped_pkey PRIMARY KEY (provider, reason);
 
-ALTER TABLE ONLY webhooks.order_unsettled
-    ADD CONSTRAINT order_unsettled_pkey PRIMARY KEY (id);
-
 ALTER TABLE ONLY webhooks.ordering
     ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
@@ -5402,8 +5398,6 @@ CREATE UNIQUE INDEX expectation_health_key ON webhooks.expectation_health USING 
 CREATE INDEX expectations_open_idx ON webhooks.expectations USING btree (deadline) WHERE (met_at IS NULL);
 
 CREATE UNIQUE INDEX latency_1h_key ON webhooks.latency_1h USING btree (provider);
-
-CREATE INDEX order_unsettled_sequence_idx ON webhooks.order_unsettled USING btree (provider, order_key);
 
 CREATE UNIQUE INDEX payload_15m_key ON webhooks.payload_15m USING btree (provider);
 
@@ -5478,17 +5472,17 @@ REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_defer(provider text, order_key text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_deferred boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_settle(provider text, order_key text) FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION webhooks._order_settle_deferred(max_sequences integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) FROM PUBLIC;
 

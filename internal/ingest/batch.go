@@ -192,8 +192,11 @@ func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []
 		if ord < 1 || ord > len(out) {
 			return nil, fmt.Errorf("ingest_batch: ordinal %d out of 1..%d", ord, len(out))
 		}
-		if s.res.Outcome == "refused" {
+		switch s.res.Outcome {
+		case "refused":
 			s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: refused}}
+		case "retry": // its ordered sequence stayed locked elsewhere: nothing stored, answered 503
+			s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "55P03", Message: refused}}
 		}
 		out[ord-1] = s
 		n++

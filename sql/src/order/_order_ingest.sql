@@ -1,22 +1,21 @@
 -- +goose StatementBegin
 -- webhooks._order_ingest gives ingest_webhook() what it stores with a new
 -- event of provider: its sequence key and order value (_order_values) and
--- whether it must wait. It never waits itself.
---
--- For an ordered event it tries the sequence's lock (_order_try_lock).
--- Taken (the common case), no settle of the sequence runs until the ingest
--- commits, and the event waits whenever its sequence has an unfinished
--- event; ingest_webhook() then settles the sequence, which lets it run at
--- once if it sorts before everything there and nothing is in flight (a late
+-- whether it must wait. For an ordered event it takes the sequence's lock
+-- first (no settle of the sequence runs until the ingest commits), and the
+-- event waits whenever its sequence has an unfinished event;
+-- ingest_webhook() then settles the sequence, which lets it run at once if
+-- it sorts before everything there and nothing is in flight (a late
 -- arrival). An event that starts or continues an idle sequence is stored
--- runnable and needs no settle. Held by another transaction (set_ordering()
--- on a backlog, a complete(), fail() or replay() transaction still open, a
--- row-lock batch that settled the sequence and runs on), the event is
--- stored held (order_deferred) and its sequence listed in
--- webhooks.order_unsettled: _order_settle_deferred() settles it once the
--- lock is free. A held event is never handed out, so waiting for that
--- settle costs the event time, never its order, and the delivery (and its
--- batch) is answered at once.
+-- runnable and needs no settle.
+--
+-- The lock is waited for until wait_until at most (_order_lock_within);
+-- NULL means 250 ms from now. Still held by another transaction then
+-- (set_ordering() on a backlog, a complete(), fail() or replay() not
+-- committed yet), order_busy is true and the caller stores nothing: a
+-- delivery whose place in its sequence cannot be decided now is refused
+-- for the sender to retry rather than stored undecided, since a decision
+-- taken later could let a later event of the sequence run first.
 --
 -- A value the sequence index cannot hold (_order_values' skipped) leaves
 -- the event unordered: counted in webhooks.order_skipped per provider and
@@ -26,11 +25,12 @@ CREATE OR REPLACE FUNCTION webhooks._order_ingest(
     provider    text,
     external_id text,
     payload     jsonb,
-    OUT order_key      text,
-    OUT order_num      numeric,
-    OUT order_text     text,
-    OUT order_held     boolean,
-    OUT order_deferred boolean
+    wait_until  timestamptz,
+    OUT order_key  text,
+    OUT order_num  numeric,
+    OUT order_text text,
+    OUT order_held boolean,
+    OUT order_busy boolean
 )
 LANGUAGE plpgsql
 VOLATILE
@@ -44,7 +44,7 @@ BEGIN
     SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, v_skipped
     FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
     order_held := false;
-    order_deferred := false;
+    order_busy := false;
     IF v_skipped IS NOT NULL THEN
         INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
         VALUES (_order_ingest.provider, split_part(v_skipped, ' of ', 1), 1, _order_ingest.external_id, v_skipped)
@@ -60,11 +60,9 @@ BEGIN
     IF order_key IS NULL THEN
         RETURN;
     END IF;
-    IF NOT webhooks._order_try_lock(_order_ingest.provider, order_key) THEN
-        order_held := true;
-        order_deferred := true;
-        INSERT INTO webhooks.order_unsettled (provider, order_key) VALUES (_order_ingest.provider, order_key);
-        PERFORM pg_catalog.set_config('pginbox.order_deferred', 'on', true);
+    IF NOT webhooks._order_lock_within(_order_ingest.provider, order_key,
+                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '250 milliseconds')) THEN
+        order_busy := true;
         RETURN;
     END IF;
     order_held := EXISTS (
@@ -77,9 +75,8 @@ END;
 $$;
 -- +goose StatementEnd
 
-COMMENT ON FUNCTION webhooks._order_ingest(text, text, jsonb) IS
-  'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with. Never '
-  'waits: takes its sequence''s lock when it is free; when another transaction holds it, the event is stored held '
-  '(order_deferred) and its sequence listed in webhooks.order_unsettled. A value too large to index leaves the '
-  'event unordered, counted in webhooks.order_skipped and logged.';
-REVOKE EXECUTE ON FUNCTION webhooks._order_ingest(text, text, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION webhooks._order_ingest(text, text, jsonb, timestamptz) IS
+  'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its '
+  'sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 250 ms), else order_busy. A value '
+  'too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
+REVOKE EXECUTE ON FUNCTION webhooks._order_ingest(text, text, jsonb, timestamptz) FROM PUBLIC;

@@ -11,8 +11,7 @@
 -- decision _order_settle() comes to for such a sequence. Every other
 -- sequence (one with an event in flight, a runnable or a dead one, a late
 -- arrival that sorts first, or a provider no longer ordered) goes through
--- _order_settle() itself. Last, the sequences listed in
--- webhooks.order_unsettled whose lock is free (_order_settle_deferred).
+-- _order_settle() itself.
 CREATE OR REPLACE FUNCTION webhooks._order_settle_many(providers text[], order_keys text[])
 RETURNS void
 LANGUAGE plpgsql
@@ -83,12 +82,6 @@ BEGIN
     LOOP
         PERFORM webhooks._order_settle(v_slow.p, v_slow.k);
     END LOOP;
-
-    -- Then what deliveries stored while another transaction held their
-    -- sequence's lock left to settle (usually nothing: one probe).
-    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
-        PERFORM webhooks._order_settle_deferred();
-    END IF;
 END;
 $$;
 -- +goose StatementEnd

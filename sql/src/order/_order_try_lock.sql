@@ -1,13 +1,11 @@
 -- +goose StatementBegin
 -- webhooks._order_try_lock is _order_lock() without the wait: it takes the
 -- sequence's transaction-scoped advisory lock when no other transaction
--- holds it and returns true, or returns false at once. Ingest uses it so
--- that a sequence whose lock is held for long (set_ordering() on a
--- backlog, a complete() transaction left open) never holds up a delivery,
--- nor the other deliveries of its batch; _order_settle_deferred() uses it
--- to settle what such deliveries left owed without waiting either. The
--- lock is the one _order_lock() takes (same key), and re-entrant: true in
--- a transaction that already holds it.
+-- holds it and returns true, or returns false at once. The first step of
+-- _order_lock_within() (ingest's bounded wait), and what the
+-- events_order_sync trigger takes during ingest. The lock is the one
+-- _order_lock() takes (same key), and re-entrant: true in a transaction
+-- that already holds it.
 CREATE OR REPLACE FUNCTION webhooks._order_try_lock(provider text, order_key text)
 RETURNS boolean
 LANGUAGE sql

@@ -14,10 +14,7 @@
 --      batch, at most max_batches batches (then "leases_more": true and the
 --      next pass goes on), so a pass never locks more than
 --      batch_size * max_batches events; sends one NOTIFY webhooks_events when
---      it put anything back to pending; then settles the ordered
---      sequences listed in webhooks.order_unsettled whose lock is free
---      (_order_settle_deferred), the backstop for a system with no other
---      activity to settle them;
+--      it put anything back to pending;
 --   2. records contradictions between state and payload
 --      (_record_contradictions) among the events received since the previous
 --      pass started, minus lookback (covering transactions that committed
@@ -97,12 +94,6 @@ BEGIN
     END LOOP;
     IF v_rescued > 0 THEN
         PERFORM pg_notify('webhooks_events', 'reconcile');
-    END IF;
-    -- Ordered sequences that a delivery left to settle while another
-    -- transaction held their lock, when nothing else settled them since
-    -- (no lock waited for).
-    IF EXISTS (SELECT FROM webhooks.order_unsettled) THEN
-        PERFORM webhooks._order_settle_deferred(1000);
     END IF;
 
     -- 2. Contradictions among recently written events.

@@ -1,40 +1,14 @@
 -- +goose Up
--- Ordered processing without ingest ever waiting on a sequence, and values
--- the sequence index cannot hold.
+-- Values the sequence index cannot hold.
 --
--- webhooks.order_unsettled lists sequences whose latest decision is owed:
--- an ordered delivery whose sequence lock (_order_lock) another transaction
--- held at that moment (set_ordering() on a backlog, a complete(), fail() or
--- replay() transaction still open, a row-lock batch that settled it and
--- runs on) is stored held, without waiting for the lock, and its sequence
--- is listed here. _order_settle_deferred() settles each listed sequence
--- whose lock it gets at once (pg_try_advisory_xact_lock) and removes it:
--- the end of an ingest_batch() call that listed one, every settle of a
--- processed batch (_order_settle_many()), every status change of an
--- ordered event (_order_sync()); a later delivery of the sequence that gets
--- its lock settles it as well. One row per deferred delivery (an identity key, so that two
--- deliveries never wait on each other's insert), read by sequence.
-CREATE TABLE webhooks.order_unsettled (
-    id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    provider    text        NOT NULL,
-    order_key   text        NOT NULL,
-    deferred_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX order_unsettled_sequence_idx ON webhooks.order_unsettled (provider, order_key);
-REVOKE ALL ON TABLE webhooks.order_unsettled FROM PUBLIC;
-
-COMMENT ON TABLE webhooks.order_unsettled IS
-  'Sequences of ordered providers with an event stored while another transaction held the sequence''s lock: '
-  'held until _order_settle_deferred() settles the sequence. Empty when nothing is owed.';
-
 -- webhooks.order_skipped counts, per provider and reason, the events of an
 -- ordered provider left unordered because a value at key_path or
 -- order_path could not be indexed (a key or a text order value over 255
 -- bytes, a number over 255 bytes stored): such an event is stored and runs
 -- unordered instead of failing its delivery (_order_values_at()). Written
--- at ingest (_order_ingest()) and by set_ordering() for the pending events
--- it reads again; each such event is also logged (RAISE LOG) with its
--- provider, external_id and reason.
+-- at ingest (_order_ingest(), which also logs each such event with RAISE
+-- LOG: its provider, external_id and reason) and by set_ordering() for the
+-- pending events it reads again (one LOG line per call).
 CREATE TABLE webhooks.order_skipped (
     provider         text        NOT NULL,
     reason           text        NOT NULL,
@@ -51,7 +25,7 @@ COMMENT ON TABLE webhooks.order_skipped IS
   'Per ordered provider and reason (key, order text, order number): events left unordered because that value '
   'was too large to index; last_external_id and last_detail (its size) name the latest.';
 
--- Readers see the new tables: run grant_reader again for each role it was
+-- Readers see the new table: run grant_reader again for each role it was
 -- run for (told apart as in 00102).
 -- +goose StatementBegin
 DO $$
