@@ -54,11 +54,14 @@ func stripeOrderedBody(id, cus string, seq int) string {
 // complete() of that sequence's head, left open). Deliveries of that
 // sequence sent first (12 at once, more than the flushers), then 80 of other
 // customers of the same ordered provider and of an unordered GitHub
-// provider: every one is answered 200 within 2 s, and every 200 has its row.
-// Before ingest stopped waiting on a sequence's lock, the blocked
-// deliveries held all four flushers and everything else was answered only
-// after the 10 s ingest timeout, 503. Once the holder commits, the blocked
-// sequence's events run, exactly once each, in order.
+// provider: every other one is answered 200 within 2 s and has its row;
+// each of the blocked sequence is answered 503 within 2 s (its place in the
+// sequence cannot be decided while the lock is held) and has no row. Before
+// ingest bounded its wait for a sequence's lock, the blocked deliveries held
+// all four flushers: everything else was answered after 9.8 s and the
+// blocked ones 503 at the 10 s ingest timeout. Sent again once the holder
+// commits (the provider's retry), the blocked deliveries are stored and the
+// sequence runs in order, each event exactly once.
 func TestOrderingIngestBlockedSequence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -141,13 +144,20 @@ func TestOrderingIngestBlockedSequence(t *testing.T) {
 	}
 
 	var slowest, slowestBlocked time.Duration
-	var acked []string
+	var acked, refused []string
 	for _, d := range sent {
-		if d.status != http.StatusOK || d.took > 2*time.Second {
-			t.Errorf("%s/%s (blocked sequence: %v) answered %d after %v; want 200 within 2s", d.provider, d.key, d.blocked, d.status, d.took)
+		want := http.StatusOK
+		if d.blocked {
+			want = http.StatusServiceUnavailable
+		}
+		if d.status != want || d.took > 2*time.Second {
+			t.Errorf("%s/%s (blocked sequence: %v) answered %d after %v; want %d within 2s", d.provider, d.key, d.blocked, d.status, d.took, want)
 		}
 		if d.status == http.StatusOK && d.provider == "stripe" {
 			acked = append(acked, d.key)
+		}
+		if d.status != http.StatusOK {
+			refused = append(refused, d.key)
 		}
 		if d.blocked {
 			slowestBlocked = max(slowestBlocked, d.took)
@@ -160,18 +170,25 @@ func TestOrderingIngestBlockedSequence(t *testing.T) {
 	if len(sent) != blocked+80 {
 		t.Fatalf("%d deliveries sent, want %d", len(sent), blocked+80)
 	}
-	// Never a 2xx without its row.
+	// Never a 2xx without its row, nor a row without a 2xx.
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'stripe' AND external_id = ANY ($1)`, acked); n != int64(len(acked)) {
 		t.Fatalf("%d of %d acknowledged stripe deliveries stored", n, len(acked))
 	}
-	// The blocked sequence's new events wait behind the head still in flight.
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE order_key = 'cus_blocked' AND status <> 'pending' AND id <> $1`, headID); n != 0 {
-		t.Fatalf("%d events of the blocked sequence ran while its head was in flight", n)
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = ANY ($1)`, refused); n != 0 {
+		t.Fatalf("%d deliveries answered 503 were stored", n)
 	}
 
 	time.Sleep(time.Until(held.Add(16 * time.Second)))
 	if err := holder.Commit(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The provider retries what was refused.
+	for i := 1; i <= blocked; i++ {
+		d := &blockedDelivery{provider: "stripe", key: fmt.Sprintf("evt_blocked_%d", i), blocked: true}
+		sendSigned(client, srv.Base, d, stripeOrderedBody(d.key, "cus_blocked", i))
+		if d.status != http.StatusOK {
+			t.Fatalf("%s sent again after the lock was released: %d", d.key, d.status)
+		}
 	}
 	total := queryInt(t, pool, `SELECT count(*) FROM webhooks.events`)
 	if total != int64(blocked+81) {
@@ -204,30 +221,32 @@ func TestOrderingIngestBlockedSequence(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE out_of_order OR order_held`); n != 0 {
 		t.Errorf("%d events out of order or still held", n)
 	}
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.order_unsettled`); n != 0 {
-		t.Errorf("%d sequences still listed as unsettled", n)
-	}
 }
 
-// TestOrderingIngestDeferredSettle: with a sequence's lock held by an open
-// complete() of its head, ingest_webhook() of that sequence (a new event, a
-// redelivery whose payload moves it in the sequence, and one through the
-// unsigned-key path) returns at once, well inside a 2 s statement_timeout:
-// each event is stored held and its sequence listed in
-// webhooks.order_unsettled. Nothing runs meanwhile. Once the holder commits
-// and nothing else happens, one reconcile() pass settles the sequence:
-// exactly its first event in order becomes runnable, the list is empty.
-// Before, each of these calls waited for the lock and failed on the
-// statement_timeout.
-func TestOrderingIngestDeferredSettle(t *testing.T) {
+// TestOrderingIngestLockedSequence: while the lock of sequence cus_1 is held
+// by an open complete() of its head (which lets the next event, seq 3, run
+// once it commits), every delivery of cus_1 is refused within a 2 s
+// statement_timeout and stores nothing: through ingest_webhook() SQLSTATE
+// 55P03 after its 250 ms wait, for a new event (seq 2: it would go before
+// seq 3), a redelivery that would move a pending event, and one through the
+// unsigned-key path; through ingest_batch() as outcome retry, while the
+// neighbours of other keys and providers in the same call are created and
+// the call takes 250 ms of waiting in all, not per blocked element.
+// Storing seq 2 held and deciding its place later would let seq 3, made
+// runnable by the holder, be handed out first. Once the holder commits,
+// seq 2 sent again is stored and goes first: exactly it is runnable.
+// Before, every one of these calls waited for the lock and failed on the
+// statement_timeout, and the batch with them.
+func TestOrderingIngestLockedSequence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := NewPool(t, 4)
 	execSQL(t, pool, `SELECT webhooks.set_ordering('stripe', '$.customer', '$.seq')`)
 	headID, _ := ingest(t, pool, "stripe", "head", "t", `{"customer": "cus_1", "seq": 1}`)
-	head := claim(t, pool, "holder", 1, "10 minutes")
+	ingest(t, pool, "stripe", "e3", "t", `{"customer": "cus_1", "seq": 3}`)
+	head := claim(t, pool, "holder", 10, "10 minutes")
 	if len(head) != 1 || head[0].ID != headID {
-		t.Fatalf("claimed %v, want %d", head, headID)
+		t.Fatalf("claimed %v, want only %d", head, headID)
 	}
 	holder, err := pool.Begin(ctx)
 	if err != nil {
@@ -246,46 +265,63 @@ func TestOrderingIngestDeferredSettle(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SET statement_timeout = '2s'`); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ key, payload, digest, want string }{
-		{"e3", `{"customer": "cus_1", "seq": 3}`, "", "created"},
-		{"e4", `{"customer": "cus_1", "seq": 4}`, "", "created"},
-		{"e4", `{"customer": "cus_1", "seq": 2}`, "", "updated"}, // now sorts first
-		{"e5", `{"customer": "cus_1", "seq": 5}`, strings.Repeat("5", 32), "created"},
+	for _, c := range []struct{ name, key, payload, digest string }{
+		{"new event before the next one", "e2", `{"customer": "cus_1", "seq": 2}`, ""},
+		{"redelivery moving a pending event", "e3", `{"customer": "cus_1", "seq": 0}`, ""},
+		{"unsigned key", "e5", `{"customer": "cus_1", "seq": 5}`, strings.Repeat("5", 32)},
 	} {
 		var digest any
 		if c.digest != "" {
 			digest = []byte(c.digest)
 		}
 		start := time.Now()
-		var outcome string
-		if err := conn.QueryRow(ctx, `SELECT outcome FROM webhooks.ingest_webhook('stripe', $1, 't', $2::jsonb, body_sha256 => $3)`,
-			c.key, c.payload, digest).Scan(&outcome); err != nil {
-			t.Fatalf("ingest %s while the sequence's lock is held: %v", c.key, err)
+		_, err := conn.Exec(ctx, `SELECT webhooks.ingest_webhook('stripe', $1, 't', $2::jsonb, body_sha256 => $3)`, c.key, c.payload, digest)
+		wantPgError(t, err, "55P03", "stripe/"+c.key+" was not stored: its sequence 'cus_1' is locked")
+		if took := time.Since(start); took < 200*time.Millisecond || took > time.Second {
+			t.Fatalf("%s: refused after %v, want after its 250 ms wait", c.name, took)
 		}
-		if outcome != c.want || time.Since(start) > time.Second {
-			t.Fatalf("ingest %s: %s after %v, want %s at once", c.key, outcome, time.Since(start), c.want)
+	}
+	start := time.Now()
+	rows, err := conn.Query(ctx, `SELECT outcome, coalesce(error, '') FROM webhooks.ingest_batch(
+		ARRAY['stripe', 'stripe', 'stripe', 'github'], ARRAY['e2', 'other', 'e4', 'g1'], ARRAY['t', 't', 't', 'push'],
+		ARRAY['{"customer": "cus_1", "seq": 2}', '{"customer": "cus_2", "seq": 1}', '{"customer": "cus_1", "seq": 4}', '{"ref": "main"}']::jsonb[])
+		ORDER BY ordinal`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var outcome, msg string
+		if err := rows.Scan(&outcome, &msg); err != nil {
+			t.Fatal(err)
 		}
+		got = append(got, outcome)
+		if outcome == "retry" && !strings.Contains(msg, "its sequence is locked by another transaction") {
+			t.Errorf("retry without its reason: %q", msg)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("ingest_batch: %v", err)
+	}
+	if took := time.Since(start); !slices.Equal(got, []string{"retry", "created", "retry", "created"}) || took > 600*time.Millisecond {
+		t.Fatalf("ingest_batch: %v after %v, want [retry created retry created] after one 250 ms wait", got, took)
 	}
 	conn.Release()
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE order_key = 'cus_1' AND status = 'pending' AND order_held`); n != 3 {
-		t.Fatalf("%d of 3 new events stored held", n)
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id IN ('e2', 'e4', 'e5')`); n != 0 {
+		t.Fatalf("%d refused deliveries stored", n)
 	}
-	if n := queryInt(t, pool, `SELECT count(DISTINCT order_key) FROM webhooks.order_unsettled WHERE provider = 'stripe'`); n != 1 {
-		t.Fatalf("the sequence is not listed as unsettled")
-	}
-	if got := claim(t, pool, "w", 10, "1 minute"); len(got) != 0 {
-		t.Fatalf("claimed %d events while the sequence's head was in flight", len(got))
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id = 'e3' AND order_num = 3 AND revision = 1`); n != 1 {
+		t.Fatalf("the refused redelivery changed e3")
 	}
 
 	if err := holder.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	reconcile(t, pool)
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.order_unsettled`); n != 0 {
-		t.Fatalf("%d rows left in order_unsettled after reconcile", n)
+	if _, outcome := ingest(t, pool, "stripe", "e2", "t", `{"customer": "cus_1", "seq": 2}`); outcome != "created" {
+		t.Fatalf("e2 sent again: %s", outcome)
 	}
 	var runnable []string
-	rows, err := pool.Query(ctx, `SELECT external_id FROM webhooks.events WHERE order_key = 'cus_1' AND status = 'pending' AND NOT order_held`)
+	rows, err = pool.Query(ctx, `SELECT external_id FROM webhooks.events WHERE order_key = 'cus_1' AND status = 'pending' AND NOT order_held`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +335,7 @@ func TestOrderingIngestDeferredSettle(t *testing.T) {
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
 	}
-	if !slices.Equal(runnable, []string{"e4"}) {
-		t.Fatalf("runnable after the settle: %v, want [e4] (seq 2, first in order)", runnable)
+	if !slices.Equal(runnable, []string{"e2"}) {
+		t.Fatalf("runnable in cus_1: %v, want [e2] (seq 2 before seq 3)", runnable)
 	}
 }
