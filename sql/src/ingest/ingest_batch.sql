@@ -141,6 +141,11 @@ BEGIN
     --    ordered providers are waited for until one deadline for the whole
     --    call (pginbox.order_wait_until), and an element whose lock stays
     --    held comes back 'busy' (pginbox.order_busy) instead of raising.
+    --    Keys of an ordered provider go in the order of their sequences
+    --    (the sequence of a key's first copy): two batches sharing
+    --    sequences take their locks in one order and wait for each other
+    --    briefly, where crossing orders would hold each other until the
+    --    deadline and refuse both.
     IF ingest_batch.providers && webhooks._ordered_providers() THEN
         PERFORM pg_catalog.set_config('pginbox.order_busy', 'return', true),
                 pg_catalog.set_config('pginbox.order_wait_until', (clock_timestamp() + interval '250 milliseconds')::text, true);
@@ -154,8 +159,13 @@ BEGIN
                     coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
                     coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
              WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+        LEFT JOIN LATERAL (
+            SELECT v.order_key
+            FROM webhooks._order_values(u.p, u.pl) AS v
+            WHERE v_ordered AND u.p = ANY (webhooks._ordered_providers())
+        ) AS k ON true
         WHERE v_out[u.ord] IS NULL
-        ORDER BY u.p, u.x, u.ord
+        ORDER BY u.p, first_value(k.order_key) OVER (PARTITION BY u.p, u.x ORDER BY u.ord), u.x, u.ord
     LOOP
         SELECT w.event_id, w.outcome INTO v_row
         FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
