@@ -1256,7 +1256,7 @@ BEGIN
         RETURN;
     END IF;
     IF NOT webhooks._order_lock_within(_order_ingest.provider, order_key,
-                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '250 milliseconds')) THEN
+                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '1 second')) THEN
         order_busy := true;
         RETURN;
     END IF;
@@ -1269,7 +1269,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 250 ms), else order_busy. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
+COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 1 s), else order_busy. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
 
 CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
     LANGUAGE sql
@@ -3252,7 +3252,7 @@ BEGIN
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                 v_ordered := true;
                 v_until := coalesce(nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz,
-                                    clock_timestamp() + interval '250 milliseconds');
+                                    clock_timestamp() + interval '1 second');
                 SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
                 INTO v_okey, v_onum, v_otext, v_held, v_busy
                 FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
@@ -3264,7 +3264,7 @@ BEGIN
             v_oldkey := v_okey; -- the key named below
         ELSIF v_changes AND v_oldkey IS NOT NULL AND v_oldkey IS DISTINCT FROM v_okey THEN
             v_busy := NOT webhooks._order_lock_within(ingest_webhook.provider, v_oldkey,
-                                                      coalesce(v_until, clock_timestamp() + interval '250 milliseconds'));
+                                                      coalesce(v_until, clock_timestamp() + interval '1 second'));
         END IF;
         IF v_busy THEN
             IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
@@ -3333,7 +3333,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for 250 ms. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for one second. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER

@@ -17,9 +17,9 @@
 --
 -- An event ingested at the very instant of the call may still get the old
 -- paths' values (ingest does not wait for set_ordering); it is then ordered
--- by those. A delivery of a sequence whose lock this call holds waits 250
--- ms at most for it, then is refused with 55P03 for its sender to retry
--- (_order_ingest).
+-- by those. A delivery of a sequence whose lock this call holds waits for
+-- it a bounded time (_order_ingest), then is refused with 55P03 for its
+-- sender to retry.
 CREATE OR REPLACE FUNCTION webhooks.set_ordering(
     provider    text,
     key_path    text,

@@ -35,9 +35,9 @@
 -- never refused: tracing never costs a delivery.
 --
 -- An ordered provider's delivery waits for its sequence's lock (held by
--- whatever decides which event of the sequence runs next) 250 ms at most,
--- or until pginbox.order_wait_until (a timestamptz, set by ingest_batch so
--- that one call waits that long in all). Past it, nothing is stored and it
+-- whatever decides which event of the sequence runs next) one second at
+-- most, or until pginbox.order_wait_until (a timestamptz, set by
+-- ingest_batch so that one call waits 250 ms in all). Past it, nothing is stored and it
 -- raises SQLSTATE 55P03 (lock_not_available) naming the sequence, for the
 -- sender to retry; ingest_batch (pginbox.order_busy 'return') gets the
 -- outcome 'busy' instead. A key or order value too large to index leaves
@@ -247,7 +247,7 @@ BEGIN
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
                 v_ordered := true;
                 v_until := coalesce(nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz,
-                                    clock_timestamp() + interval '250 milliseconds');
+                                    clock_timestamp() + interval '1 second');
                 SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
                 INTO v_okey, v_onum, v_otext, v_held, v_busy
                 FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
@@ -259,7 +259,7 @@ BEGIN
             v_oldkey := v_okey; -- the key named below
         ELSIF v_changes AND v_oldkey IS NOT NULL AND v_oldkey IS DISTINCT FROM v_okey THEN
             v_busy := NOT webhooks._order_lock_within(ingest_webhook.provider, v_oldkey,
-                                                      coalesce(v_until, clock_timestamp() + interval '250 milliseconds'));
+                                                      coalesce(v_until, clock_timestamp() + interval '1 second'));
         END IF;
         IF v_busy THEN
             IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
@@ -342,7 +342,7 @@ COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boole
   'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
   'a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing '
   'stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for '
-  '250 ms. notify => true sends NOTIFY '
+  'one second. notify => true sends NOTIFY '
   'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
   'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default '
   'NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its '

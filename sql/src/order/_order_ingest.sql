@@ -10,7 +10,7 @@
 -- runnable and needs no settle.
 --
 -- The lock is waited for until wait_until at most (_order_lock_within);
--- NULL means 250 ms from now. Still held by another transaction then
+-- NULL means one second from now. Still held by another transaction then
 -- (set_ordering() on a backlog, a complete(), fail() or replay() not
 -- committed yet), order_busy is true and the caller stores nothing: a
 -- delivery whose place in its sequence cannot be decided now is refused
@@ -61,7 +61,7 @@ BEGIN
         RETURN;
     END IF;
     IF NOT webhooks._order_lock_within(_order_ingest.provider, order_key,
-                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '250 milliseconds')) THEN
+                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '1 second')) THEN
         order_busy := true;
         RETURN;
     END IF;
@@ -77,6 +77,6 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_ingest(text, text, jsonb, timestamptz) IS
   'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its '
-  'sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 250 ms), else order_busy. A value '
+  'sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 1 s), else order_busy. A value '
   'too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
 REVOKE EXECUTE ON FUNCTION webhooks._order_ingest(text, text, jsonb, timestamptz) FROM PUBLIC;
