@@ -45,7 +45,7 @@ func TestOrderingIngestBatchesShareSequences(t *testing.T) {
 				}
 				for try := 0; len(ids) > 0; try++ {
 					if try == 20 {
-						errs <- fmt.Errorf("%d deliveries still retry after 20 tries", len(ids))
+						errs <- fmt.Errorf("%d deliveries not created after 20 tries (retry or deadlock)", len(ids))
 						return
 					}
 					left, err := storeBatch(ctx, pool, ids, payloads)
