@@ -1986,19 +1986,51 @@ $$;
 
 COMMENT ON FUNCTION webhooks._median(vals numeric[]) IS 'Private: the exact median of a numeric array (NULLs ignored; the mean of the middle two for an even count).';
 
-CREATE FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) RETURNS record
+CREATE FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'pginbox: %/% was not stored: its sequence % is locked by another transaction past the wait for it',
+        _order_busy.provider, _order_busy.external_id, pg_catalog.quote_literal(pg_catalog.left(_order_busy.order_key, 100))
+        USING ERRCODE = 'lock_not_available',
+              HINT = 'set_ordering, or a complete(), fail() or replay() of an event of that sequence, has not committed yet. Retry the delivery.';
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) IS 'Private: raises 55P03 for a delivery whose sequence (order_key) stayed locked past its bounded wait at ingest.';
+
+CREATE FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
+DECLARE
+    v_skipped text;
 BEGIN
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, v_skipped
     FROM webhooks._order_values(_order_ingest.provider, _order_ingest.payload) AS v;
     order_held := false;
+    order_busy := false;
+    IF v_skipped IS NOT NULL THEN
+        INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
+        VALUES (_order_ingest.provider, split_part(v_skipped, ' of ', 1), 1, _order_ingest.external_id, v_skipped)
+        ON CONFLICT (provider, reason) DO UPDATE
+        SET events           = s.events + 1,
+            last_at          = now(),
+            last_external_id = excluded.last_external_id,
+            last_detail      = excluded.last_detail;
+        RAISE LOG 'pginbox: event %/% stored unordered: its % cannot be indexed', _order_ingest.provider,
+            _order_ingest.external_id, v_skipped;
+        RETURN;
+    END IF;
     IF order_key IS NULL THEN
         RETURN;
     END IF;
-    PERFORM webhooks._order_lock(_order_ingest.provider, order_key);
+    IF NOT webhooks._order_lock_within(_order_ingest.provider, order_key,
+                                       coalesce(_order_ingest.wait_until, clock_timestamp() + interval '1 second')) THEN
+        order_busy := true;
+        RETURN;
+    END IF;
     order_held := EXISTS (
         SELECT FROM webhooks.events AS e
         WHERE e.provider = _order_ingest.provider
@@ -2008,7 +2040,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered.';
+COMMENT ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) IS 'Private: the order_key, order_num, order_text and order_held a new event of provider is stored with; takes its sequence''s lock when it is ordered, waiting until wait_until at most (NULL: 1 s), else order_busy. A value too large to index leaves the event unordered, counted in webhooks.order_skipped and logged.';
 
 CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
     LANGUAGE sql
@@ -2018,6 +2050,35 @@ CREATE FUNCTION webhooks._order_lock(provider text, order_key text) RETURNS void
 $$;
 
 COMMENT ON FUNCTION webhooks._order_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key).';
+
+CREATE FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_left  interval;
+    v_saved text;
+BEGIN
+    IF webhooks._order_try_lock(_order_lock_within.provider, _order_lock_within.order_key) THEN
+        RETURN true;
+    END IF;
+    v_left := _order_lock_within.wait_until - pg_catalog.clock_timestamp();
+    IF v_left IS NULL OR v_left <= interval '0' THEN
+        RETURN false;
+    END IF;
+    v_saved := pg_catalog.current_setting('lock_timeout');
+    BEGIN
+        PERFORM pg_catalog.set_config('lock_timeout',
+            GREATEST(1, pg_catalog.ceil(pg_catalog.date_part('epoch', v_left) * 1000))::bigint::text, true);
+        PERFORM webhooks._order_lock(_order_lock_within.provider, _order_lock_within.order_key);
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false; -- the block's rollback put lock_timeout back
+    END;
+    PERFORM pg_catalog.set_config('lock_timeout', v_saved, true);
+    RETURN true;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) IS 'Private: takes the transaction-scoped advisory lock of sequence (provider, order_key) if it is free or freed before wait_until and returns true; false once wait_until passed with the lock still held elsewhere.';
 
 CREATE FUNCTION webhooks._order_mark_late() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2262,6 +2323,17 @@ BEGIN
         PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
         RETURN NULL;
     END IF;
+    IF pg_catalog.current_setting('pginbox.order_ingest', true) = 'on' THEN
+        -- ingest_webhook() reconciling a payload took both sequences'
+        -- locks within its bounded wait; should the row have moved since
+        -- its look, it refuses the delivery rather than wait here.
+        IF OLD.order_key IS NOT NULL AND NOT webhooks._order_try_lock(OLD.provider, OLD.order_key) THEN
+            PERFORM webhooks._order_busy(OLD.provider, OLD.external_id, OLD.order_key);
+        END IF;
+        IF NEW.order_key IS NOT NULL AND NOT webhooks._order_try_lock(NEW.provider, NEW.order_key) THEN
+            PERFORM webhooks._order_busy(NEW.provider, NEW.external_id, NEW.order_key);
+        END IF;
+    END IF;
     PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
     IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN
         PERFORM webhooks._order_settle(NEW.provider, NEW.order_key);
@@ -2272,7 +2344,16 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
 
-CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+CREATE FUNCTION webhooks._order_try_lock(provider text, order_key text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+    SELECT pg_catalog.pg_try_advisory_xact_lock(
+        pg_catalog.hashtextextended('pginbox.order' || pg_catalog.chr(31) || _order_try_lock.provider || pg_catalog.chr(31) || _order_try_lock.order_key, 0));
+$$;
+
+COMMENT ON FUNCTION webhooks._order_try_lock(provider text, order_key text) IS 'Private: takes the transaction-scoped advisory lock of one sequence (provider, order_key) when it is free and returns true; false at once when another transaction holds it.';
+
+CREATE FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) RETURNS record
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -2286,14 +2367,14 @@ BEGIN
     IF v_key_path IS NULL THEN
         RETURN;
     END IF;
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, skipped
     FROM webhooks._order_values_at(v_key_path, v_order_path, _order_values.payload) AS v;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value). Called once at ingest.';
+COMMENT ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) IS 'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering (all NULL when the provider is not ordered or the payload has no usable value; skipped: why a value too large to index left it unordered). Called once at ingest.';
 
-CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) RETURNS record
+CREATE FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) RETURNS record
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
 DECLARE
@@ -2314,9 +2395,15 @@ BEGIN
         END IF;
         IF jsonb_typeof(v_order) = 'number' THEN
             order_num := v_order::numeric;
+            IF pg_column_size(order_num) > 255 THEN
+                order_num := NULL;
+                skipped := format('order number of %s bytes (over 255)', pg_column_size(v_order::numeric));
+                RETURN;
+            END IF;
         ELSE
             order_text := CASE jsonb_typeof(v_order) WHEN 'string' THEN v_order #>> '{}' ELSE v_order::text END;
             IF octet_length(order_text) > 255 THEN
+                skipped := format('order text of %s bytes (over 255)', octet_length(order_text));
                 order_text := NULL;
                 RETURN;
             END IF;
@@ -2324,6 +2411,7 @@ BEGIN
     END IF;
     order_key := CASE jsonb_typeof(v_key) WHEN 'string' THEN v_key #>> '{}' ELSE v_key::text END;
     IF octet_length(order_key) > 255 THEN
+        skipped := format('key of %s bytes (over 255)', octet_length(order_key));
         order_key  := NULL;
         order_num  := NULL;
         order_text := NULL;
@@ -2331,7 +2419,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or over 255 bytes. Never raises on a payload.';
+COMMENT ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) IS 'Private: the sequence key and order value (order_num for a JSON number, order_text for a string or boolean) at key_path and order_path in payload; all NULL (unordered) when a value is missing, null, an object or an array, or cannot be indexed (a key or text over 255 bytes, a number over 255 bytes stored): then skipped says which and how large. Never raises on a payload.';
 
 CREATE FUNCTION webhooks._ordered_providers() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -3700,6 +3788,7 @@ DECLARE
     v_rec     record;
     v_row     record;
     v_stored  boolean := false;
+    v_ordered boolean := false;
 BEGIN
     IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
@@ -3778,7 +3867,20 @@ BEGIN
 
     -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
     --    within a key (which is all that decides their outcomes), by key
-    --    across keys (the lock order of step 2).
+    --    across keys (the lock order of step 2). The sequence locks of
+    --    ordered providers are waited for until one deadline for the whole
+    --    call (pginbox.order_wait_until), and an element whose lock stays
+    --    held comes back 'busy' (pginbox.order_busy) instead of raising.
+    --    Keys of an ordered provider go in the order of their sequences
+    --    (the sequence of a key's first copy): two batches sharing
+    --    sequences take their locks in one order and wait for each other
+    --    briefly, where crossing orders would hold each other until the
+    --    deadline and refuse both.
+    IF ingest_batch.providers && webhooks._ordered_providers() THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', 'return', true),
+                pg_catalog.set_config('pginbox.order_wait_until', (clock_timestamp() + interval '250 milliseconds')::text, true);
+        v_ordered := true;
+    END IF;
     FOR v_rec IN
         SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
         FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
@@ -3787,16 +3889,31 @@ BEGIN
                     coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
                     coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
              WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+        LEFT JOIN LATERAL (
+            SELECT v.order_key
+            FROM webhooks._order_values(u.p, u.pl) AS v
+            WHERE v_ordered AND u.p = ANY (webhooks._ordered_providers())
+        ) AS k ON true
         WHERE v_out[u.ord] IS NULL
-        ORDER BY u.p, u.x, u.ord
+        ORDER BY u.p, first_value(k.order_key) OVER (PARTITION BY u.p, u.x ORDER BY u.ord), u.x, u.ord
     LOOP
         SELECT w.event_id, w.outcome INTO v_row
         FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
                                      notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
         v_ids[v_rec.ord] := v_row.event_id;
+        IF v_row.outcome = 'busy' THEN
+            v_out[v_rec.ord] := 'retry';
+            v_err[v_rec.ord] := format('pginbox: %s/%s was not stored: its sequence is locked by another transaction; retry it',
+                                       v_rec.p, v_rec.x);
+            CONTINUE;
+        END IF;
         v_out[v_rec.ord] := v_row.outcome;
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
     END LOOP;
+    IF v_ordered THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', '', true),
+                pg_catalog.set_config('pginbox.order_wait_until', '', true);
+    END IF;
 
     IF v_stored AND ingest_batch.notify THEN
         PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
@@ -3809,7 +3926,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
+COMMENT ON FUNCTION webhooks.ingest_batch(providers text[], external_ids text[], event_types text[], payloads jsonb[], sources text[], body_sha256s bytea[], trace_parents text[], notify boolean) IS 'Stores many deliveries in one call (one transaction, one commit): parallel arrays providers, external_ids, event_types, payloads (and optionally sources, body_sha256s, trace_parents), one element per delivery. Returns one row per element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give if the elements were stored one after another in ordinal order (two copies of one key: the first is created, the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook would raise on; a refused element never fails the others. An element of an ordered provider whose sequence stays locked by another transaction for the call''s 250 ms of waiting in all is retry (event_id NULL, nothing stored: retry it). New keys are written by one set-based INSERT ... ON CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';
 
 CREATE FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body bytea, trace_parent text DEFAULT NULL::text) RETURNS TABLE(event_id bigint, outcome text)
     LANGUAGE sql SECURITY DEFINER
@@ -3835,6 +3952,10 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+    v_busy     boolean := false;
+    v_ordered  boolean := false;
+    v_oldkey   text;
+    v_until    timestamptz;
     v_trace    text;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
@@ -3895,9 +4016,22 @@ BEGIN
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                        v_until := nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz;
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                        INTO v_okey, v_onum, v_otext, v_held, v_busy
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                                    ingest_webhook.payload, v_until) AS o;
                     END IF;
+                END IF;
+                IF v_busy THEN
+                    -- The sequence's lock stayed held elsewhere past the
+                    -- wait: nothing is stored.
+                    IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                        outcome := 'busy';
+                        RETURN NEXT;
+                        RETURN;
+                    END IF;
+                    PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_okey);
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
                                                   order_key, order_num, order_text, order_held, trace_parent)
@@ -3964,8 +4098,8 @@ BEGIN
         --    delivery's row lock. The look never decides that a key is new:
         --    only the unique key does, in step 2.
         SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
-                      AND e.payload IS DISTINCT FROM ingest_webhook.payload)
-        INTO v_id, v_changes
+                      AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
+        INTO v_id, v_changes, v_oldkey
         FROM webhooks.events AS e
         WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
 
@@ -3981,16 +4115,43 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. Whether the provider is ordered is read from
+        --    joined. Both locks are taken here, within the same bounded wait
+        --    (the old key's only when a reconciled payload moves the event to
+        --    another sequence), and the trigger only checks that it holds
+        --    them (pginbox.order_ingest): the delivery never waits longer.
+        --    Whether the provider is ordered is read from
         --    _ordered_providers(), a constant: a provider without ordering
         --    reads no table for it, and the transaction locks no more
         --    relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                v_ordered := true;
+                v_until := coalesce(nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz,
+                                    clock_timestamp() + interval '1 second');
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                INTO v_okey, v_onum, v_otext, v_held, v_busy
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                            ingest_webhook.payload, v_until) AS o;
             END IF;
+        END IF;
+        v_ordered := v_ordered OR coalesce(v_changes AND v_oldkey IS NOT NULL, false);
+        IF v_busy THEN
+            v_oldkey := v_okey; -- the key named below
+        ELSIF v_changes AND v_oldkey IS NOT NULL AND v_oldkey IS DISTINCT FROM v_okey THEN
+            v_busy := NOT webhooks._order_lock_within(ingest_webhook.provider, v_oldkey,
+                                                      coalesce(v_until, clock_timestamp() + interval '1 second'));
+        END IF;
+        IF v_busy THEN
+            IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                outcome := 'busy';
+                RETURN NEXT;
+                RETURN;
+            END IF;
+            PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_oldkey);
+        END IF;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held, trace_parent)
@@ -4009,6 +4170,9 @@ BEGIN
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
+        END IF;
 
         IF v_id IS NOT NULL THEN
             IF v_revision = 1 AND v_held THEN
@@ -4045,7 +4209,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
+COMMENT ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) IS 'Stores one webhook delivery exactly once per (provider, external_id) with a single INSERT ... ON CONFLICT (a key already stored and unchanged is answered by a look-up first, read-only). Returns one row (event_id, outcome): created (first delivery), updated (redelivery of a pending event with a different payload: payload reconciled) or duplicate (nothing written). body_sha256 (default NULL): for keys from an unsigned header (github, shopify, sume by X-Sume-Event-Id) pass sha256(raw body); then a body already stored for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for one second. notify => true sends NOTIFY webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its handler runs join that trace.';
 
 CREATE FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -5210,8 +5374,9 @@ CREATE FUNCTION webhooks.set_ordering(provider text, key_path text, order_path t
     AS $_$
 #variable_conflict use_column
 DECLARE
-    v_old  webhooks.ordering;
-    v_keys text[];
+    v_old     webhooks.ordering;
+    v_keys    text[];
+    v_skipped bigint;
 BEGIN
     PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
     IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
@@ -5282,29 +5447,49 @@ BEGIN
 
     -- Pending events not locked by a worker right now get the new values,
     -- held until their sequence is settled below. The triggers stand aside
-    -- for this statement (pginbox.order_bulk): the settles follow.
+    -- for this statement (pginbox.order_bulk): the settles follow. Events
+    -- whose key or order value is too large to index become unordered, and
+    -- are counted in webhooks.order_skipped as at ingest.
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
-    SET order_key  = v.order_key,
-        order_num  = v.order_num,
-        order_text = v.order_text,
-        order_held = v.order_key IS NOT NULL
-    FROM (
-        SELECT p.id, n.order_key, n.order_num, n.order_text
+    WITH v AS MATERIALIZED (
+        SELECT p.id, p.external_id, n.order_key, n.order_num, n.order_text, n.skipped
         FROM webhooks.events AS p
         CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
         WHERE p.provider = set_ordering.provider
           AND p.status = 'pending'
         FOR UPDATE OF p SKIP LOCKED
-    ) AS v
-    WHERE e.id = v.id;
+    ), updated AS (
+        UPDATE webhooks.events AS e
+        SET order_key  = v.order_key,
+            order_num  = v.order_num,
+            order_text = v.order_text,
+            order_held = v.order_key IS NOT NULL
+        FROM v
+        WHERE e.id = v.id
+    )
+    INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
+    SELECT set_ordering.provider, split_part(v.skipped, ' of ', 1), count(*),
+           (array_agg(v.external_id ORDER BY v.id DESC))[1], (array_agg(v.skipped ORDER BY v.id DESC))[1]
+    FROM v
+    WHERE v.skipped IS NOT NULL
+    GROUP BY 2
+    ON CONFLICT (provider, reason) DO UPDATE
+    SET events           = s.events + excluded.events,
+        last_at          = now(),
+        last_external_id = excluded.last_external_id,
+        last_detail      = excluded.last_detail;
+    GET DIAGNOSTICS v_skipped = ROW_COUNT;
+    IF v_skipped > 0 THEN
+        RAISE LOG 'pginbox: set_ordering(%) left pending events unordered whose key or order value cannot be indexed: see webhooks.order_skipped',
+            set_ordering.provider;
+    END IF;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
 
     PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; counted in webhooks.order_skipped). Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
 
 CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
@@ -5893,6 +6078,19 @@ COMMENT ON COLUMN webhooks.order_marks.marked_at IS 'now() of the transaction th
 
 COMMENT ON COLUMN webhooks.order_marks.prior_id IS 'With prior_num, prior_text and prior_received: the mark before the transaction of marked_at moved it (NULL: none).';
 
+CREATE TABLE webhooks.order_skipped (
+    provider text NOT NULL,
+    reason text NOT NULL,
+    events bigint DEFAULT 0 NOT NULL,
+    first_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_external_id text,
+    last_detail text,
+    CONSTRAINT order_skipped_events_check CHECK ((events >= 0))
+);
+
+COMMENT ON TABLE webhooks.order_skipped IS 'Per ordered provider and reason (key, order text, order number): events left unordered because that value was too large to index; last_external_id and last_detail (its size) name the latest.';
+
 CREATE TABLE webhooks.out_of_order_pruned (
     provider text NOT NULL,
     events bigint DEFAULT 0 NOT NULL,
@@ -6162,6 +6360,9 @@ ALTER TABLE ONLY webhooks.expectations
 ALTER TABLE ONLY webhooks.order_marks
     ADD CONSTRAINT order_marks_pkey PRIMARY KEY (provider, order_key);
 
+ALTER TABLE ONLY webhooks.order_skipped
+    ADD CONSTRAINT order_skipped_pkey PRIMARY KEY (provider, reason);
+
 ALTER TABLE ONLY webhooks.ordering
     ADD CONSTRAINT ordering_pkey PRIMARY KEY (provider);
 
@@ -6338,9 +6539,13 @@ REVOKE ALL ON FUNCTION webhooks._mark_processed(event_ids bigint[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._median(vals numeric[]) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_busy(provider text, external_id text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_ingest(provider text, external_id text, payload jsonb, wait_until timestamp with time zone, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT order_held boolean, OUT order_busy boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_lock(provider text, order_key text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_lock_within(provider text, order_key text, wait_until timestamp with time zone) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;
 
@@ -6350,9 +6555,11 @@ REVOKE ALL ON FUNCTION webhooks._order_settle_many(providers text[], order_keys 
 
 REVOKE ALL ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_try_lock(provider text, order_key text) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._order_values(provider text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._order_values_at(key_path text, order_path text, payload jsonb, OUT order_key text, OUT order_num numeric, OUT order_text text, OUT skipped text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ordered_providers() FROM PUBLIC;
 

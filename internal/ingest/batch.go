@@ -36,6 +36,7 @@ type delivery struct {
 	traceParent              *string // the delivery span's W3C traceparent, nil without tracing
 	queued                   time.Time
 	done                     chan stored // buffered: a flusher never blocks on it
+	relocks                  int         // times queued again: its ordered sequence was locked
 }
 
 // stored is a delivery's own outcome.
@@ -153,8 +154,43 @@ func (b *batcher) run(batch []*delivery) {
 			d.done <- stored{err: err}
 			continue
 		}
+		if wait := lockRetryFirst << d.relocks; sequenceLocked(results[i].err) &&
+			time.Since(d.queued)+wait < lockRetryFor && d.ctx.Err() == nil {
+			// Its ordered sequence is locked by another transaction: offer
+			// it to a later batch, then answer 503.
+			d.relocks++
+			time.AfterFunc(wait, func() { b.requeue(d) })
+			continue
+		}
 		d.done <- results[i]
 	}
+}
+
+// A delivery whose ordered sequence ingest_batch found locked past its
+// wait (outcome retry, nothing stored) goes back to the queue after
+// lockRetryFirst, then twice as long each time, while that ends within
+// lockRetryFor of its first queueing; then it is answered 503. Few offers:
+// each waits for the lock in a batch shared with other deliveries.
+const (
+	lockRetryFor   = time.Second
+	lockRetryFirst = 50 * time.Millisecond
+)
+
+// sequenceLocked reports whether err is ingest_batch's retry outcome.
+func sequenceLocked(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
+// requeue queues d again, starting a flusher if none is free.
+func (b *batcher) requeue(d *delivery) {
+	b.mu.Lock()
+	b.queue = append(b.queue, d)
+	if b.active < b.flushers {
+		b.active++
+		go b.flush()
+	}
+	b.mu.Unlock()
 }
 
 // write runs the batch statement, again after a deadlock or serialization
@@ -200,8 +236,11 @@ func (b *batcher) query(ctx context.Context, providers, keys, types, payloads []
 			if ord < 1 || ord > len(out) {
 				return fmt.Errorf("ordinal %d out of 1..%d", ord, len(out))
 			}
-			if s.res.Outcome == "refused" {
+			switch s.res.Outcome {
+			case "refused":
 				s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: refused}}
+			case "retry": // its ordered sequence stayed locked elsewhere: nothing stored (see run)
+				s = stored{err: &pgconn.PgError{Severity: "ERROR", Code: "55P03", Message: refused}}
 			}
 			out[ord-1] = s
 			n++

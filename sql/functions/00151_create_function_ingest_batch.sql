@@ -14,7 +14,13 @@
 -- with event_id NULL and error saying what is wrong with that element (a
 -- NULL/blank/too long provider, external_id, event_type or source, a payload
 -- that is not a JSON object, a digest that is not 32 bytes). A refused
--- element never fails its neighbours.
+-- element never fails its neighbours. An element of an ordered provider
+-- whose sequence stays locked by another transaction (set_ordering() on a
+-- backlog, a complete(), fail() or replay() of one of its events not
+-- committed yet) has outcome 'retry', event_id NULL and error saying so:
+-- nothing of it is stored, and the sender should retry it. The call waits
+-- 250 ms at most in all for such locks, however many of its elements are
+-- blocked, so a blocked sequence delays its neighbours by no more.
 --
 -- The common case, keys not stored yet, is one set-based INSERT ... ON
 -- CONFLICT DO NOTHING over the first element of each key (of providers
@@ -54,6 +60,7 @@ DECLARE
     v_rec     record;
     v_row     record;
     v_stored  boolean := false;
+    v_ordered boolean := false;
 BEGIN
     IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
@@ -132,7 +139,20 @@ BEGIN
 
     -- 3. The rest, one by one by ingest_webhook's own rules: in ordinal order
     --    within a key (which is all that decides their outcomes), by key
-    --    across keys (the lock order of step 2).
+    --    across keys (the lock order of step 2). The sequence locks of
+    --    ordered providers are waited for until one deadline for the whole
+    --    call (pginbox.order_wait_until), and an element whose lock stays
+    --    held comes back 'busy' (pginbox.order_busy) instead of raising.
+    --    Keys of an ordered provider go in the order of their sequences
+    --    (the sequence of a key's first copy): two batches sharing
+    --    sequences take their locks in one order and wait for each other
+    --    briefly, where crossing orders would hold each other until the
+    --    deadline and refuse both.
+    IF ingest_batch.providers && webhooks._ordered_providers() THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', 'return', true),
+                pg_catalog.set_config('pginbox.order_wait_until', (clock_timestamp() + interval '250 milliseconds')::text, true);
+        v_ordered := true;
+    END IF;
     FOR v_rec IN
         SELECT u.ord::integer AS ord, u.p, u.x, u.t, u.pl, coalesce(u.s, 'webhook') AS s, u.d, u.tp
         FROM unnest(ingest_batch.providers, ingest_batch.external_ids, ingest_batch.event_types,
@@ -141,16 +161,31 @@ BEGIN
                     coalesce(ingest_batch.body_sha256s, array_fill(NULL::bytea, ARRAY[v_n])),
                     coalesce(ingest_batch.trace_parents, array_fill(NULL::text, ARRAY[v_n])))
              WITH ORDINALITY AS u(p, x, t, pl, s, d, tp, ord)
+        LEFT JOIN LATERAL (
+            SELECT v.order_key
+            FROM webhooks._order_values(u.p, u.pl) AS v
+            WHERE v_ordered AND u.p = ANY (webhooks._ordered_providers())
+        ) AS k ON true
         WHERE v_out[u.ord] IS NULL
-        ORDER BY u.p, u.x, u.ord
+        ORDER BY u.p, first_value(k.order_key) OVER (PARTITION BY u.p, u.x ORDER BY u.ord), u.x, u.ord
     LOOP
         SELECT w.event_id, w.outcome INTO v_row
         FROM webhooks.ingest_webhook(v_rec.p, v_rec.x, v_rec.t, v_rec.pl, v_rec.s,
                                      notify => false, body_sha256 => v_rec.d, trace_parent => v_rec.tp) AS w;
         v_ids[v_rec.ord] := v_row.event_id;
+        IF v_row.outcome = 'busy' THEN
+            v_out[v_rec.ord] := 'retry';
+            v_err[v_rec.ord] := format('pginbox: %s/%s was not stored: its sequence is locked by another transaction; retry it',
+                                       v_rec.p, v_rec.x);
+            CONTINUE;
+        END IF;
         v_out[v_rec.ord] := v_row.outcome;
         v_stored := v_stored OR v_row.outcome <> 'duplicate';
     END LOOP;
+    IF v_ordered THEN
+        PERFORM pg_catalog.set_config('pginbox.order_busy', '', true),
+                pg_catalog.set_config('pginbox.order_wait_until', '', true);
+    END IF;
 
     IF v_stored AND ingest_batch.notify THEN
         PERFORM pg_notify('webhooks_events', ingest_batch.providers[1]);
@@ -172,7 +207,9 @@ COMMENT ON FUNCTION webhooks.ingest_batch(text[], text[], text[], jsonb[], text[
   'element in ordinal order (ordinal, event_id, outcome, error): each outcome is what ingest_webhook would give '
   'if the elements were stored one after another in ordinal order (two copies of one key: the first is created, '
   'the second updated or duplicate), or refused (event_id NULL, error says why) for an element ingest_webhook '
-  'would raise on; a refused element never fails the others. New keys are written by one set-based INSERT ... ON '
+  'would raise on; a refused element never fails the others. An element of an ordered provider whose sequence '
+  'stays locked by another transaction for the call''s 250 ms of waiting in all is retry (event_id NULL, nothing '
+  'stored: retry it). New keys are written by one set-based INSERT ... ON '
   'CONFLICT DO NOTHING, in key order. Raises only when the arrays differ in length; run it in a transaction of '
   'its own and retry on SQLSTATE 40P01 or 40001 (two concurrent batches holding one unsigned body under '
   'different keys can deadlock). notify => true sends one NOTIFY webhooks_events when anything was created or updated.';

@@ -32,6 +32,15 @@
 -- one), and a value that is not a well-formed traceparent is stored as NULL,
 -- never refused: tracing never costs a delivery.
 --
+-- An ordered provider's delivery waits for its sequence's lock (held by
+-- whatever decides which event of the sequence runs next) one second at
+-- most, or until pginbox.order_wait_until (a timestamptz, set by
+-- ingest_batch so that one call waits 250 ms in all). Past it, nothing is stored and it
+-- raises SQLSTATE 55P03 (lock_not_available) naming the sequence, for the
+-- sender to retry; ingest_batch (pginbox.order_busy 'return') gets the
+-- outcome 'busy' instead. A key or order value too large to index leaves
+-- the event unordered (counted in webhooks.order_skipped), never fails it.
+--
 -- Isolation: under REPEATABLE READ or SERIALIZABLE, a delivery that conflicts
 -- with a row committed after the caller's snapshot was taken fails with
 -- SQLSTATE 40001; retry the transaction (it will then see a 'duplicate').
@@ -60,6 +69,10 @@ DECLARE
     v_onum     numeric;
     v_otext    text;
     v_held     boolean;
+    v_busy     boolean := false;
+    v_ordered  boolean := false;
+    v_oldkey   text;
+    v_until    timestamptz;
     v_trace    text;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
@@ -120,9 +133,22 @@ BEGIN
                 IF v_held IS NULL THEN
                     v_held := false;
                     IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                        SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                        v_until := nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz;
+                        SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                        INTO v_okey, v_onum, v_otext, v_held, v_busy
+                        FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                                    ingest_webhook.payload, v_until) AS o;
                     END IF;
+                END IF;
+                IF v_busy THEN
+                    -- The sequence's lock stayed held elsewhere past the
+                    -- wait: nothing is stored.
+                    IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                        outcome := 'busy';
+                        RETURN NEXT;
+                        RETURN;
+                    END IF;
+                    PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_okey);
                 END IF;
                 INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
                                                   order_key, order_num, order_text, order_held, trace_parent)
@@ -189,8 +215,8 @@ BEGIN
         --    delivery's row lock. The look never decides that a key is new:
         --    only the unique key does, in step 2.
         SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
-                      AND e.payload IS DISTINCT FROM ingest_webhook.payload)
-        INTO v_id, v_changes
+                      AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
+        INTO v_id, v_changes, v_oldkey
         FROM webhooks.events AS e
         WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
 
@@ -206,16 +232,43 @@ BEGIN
         --    ordered event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
-        --    joined. Whether the provider is ordered is read from
+        --    joined. Both locks are taken here, within the same bounded wait
+        --    (the old key's only when a reconciled payload moves the event to
+        --    another sequence), and the trigger only checks that it holds
+        --    them (pginbox.order_ingest): the delivery never waits longer.
+        --    Whether the provider is ordered is read from
         --    _ordered_providers(), a constant: a provider without ordering
         --    reads no table for it, and the transaction locks no more
         --    relations than the INSERT needs.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
-                SELECT o.order_key, o.order_num, o.order_text, o.order_held INTO v_okey, v_onum, v_otext, v_held
-                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.payload) AS o;
+                v_ordered := true;
+                v_until := coalesce(nullif(pg_catalog.current_setting('pginbox.order_wait_until', true), '')::timestamptz,
+                                    clock_timestamp() + interval '1 second');
+                SELECT o.order_key, o.order_num, o.order_text, o.order_held, o.order_busy
+                INTO v_okey, v_onum, v_otext, v_held, v_busy
+                FROM webhooks._order_ingest(ingest_webhook.provider, ingest_webhook.external_id,
+                                            ingest_webhook.payload, v_until) AS o;
             END IF;
+        END IF;
+        v_ordered := v_ordered OR coalesce(v_changes AND v_oldkey IS NOT NULL, false);
+        IF v_busy THEN
+            v_oldkey := v_okey; -- the key named below
+        ELSIF v_changes AND v_oldkey IS NOT NULL AND v_oldkey IS DISTINCT FROM v_okey THEN
+            v_busy := NOT webhooks._order_lock_within(ingest_webhook.provider, v_oldkey,
+                                                      coalesce(v_until, clock_timestamp() + interval '1 second'));
+        END IF;
+        IF v_busy THEN
+            IF pg_catalog.current_setting('pginbox.order_busy', true) = 'return' THEN
+                outcome := 'busy';
+                RETURN NEXT;
+                RETURN;
+            END IF;
+            PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_oldkey);
+        END IF;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
         END IF;
         INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
                                           order_key, order_num, order_text, order_held, trace_parent)
@@ -234,6 +287,9 @@ BEGIN
               AND e.body_sha256 IS NULL
               AND e.payload IS DISTINCT FROM excluded.payload
         RETURNING e.id, e.revision INTO v_id, v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
+        END IF;
 
         IF v_id IS NOT NULL THEN
             IF v_revision = 1 AND v_held THEN
@@ -282,7 +338,9 @@ COMMENT ON FUNCTION webhooks.ingest_webhook(text, text, text, jsonb, text, boole
   'for the provider under another key is a duplicate of that event, and a known key is always a duplicate, never '
   'updated (a different body also raises NOTICE ''pginbox: different body under a stored key''). Never raises on a '
   'duplicate; raises on a NULL/blank provider, external_id, event_type or source, an external_id over 255 bytes, '
-  'a payload that is not a JSON object or a body_sha256 that is not 32 bytes. notify => true sends NOTIFY '
+  'a payload that is not a JSON object or a body_sha256 that is not 32 bytes, and with SQLSTATE 55P03 (nothing '
+  'stored: retry) on a delivery of an ordered provider whose sequence stays locked by another transaction for '
+  'one second. notify => true sends NOTIFY '
   'webhooks_events on created/updated (off by default: NOTIFY serialises commits server-wide). Under '
   'REPEATABLE READ/SERIALIZABLE a concurrent duplicate can raise SQLSTATE 40001: retry. trace_parent (default '
   'NULL): the W3C traceparent of the caller''s span, stored with a new event (malformed: stored as NULL) so its '

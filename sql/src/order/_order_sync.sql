@@ -10,7 +10,10 @@
 -- out, so they cost nothing. set_ordering(), clear_ordering(),
 -- _mark_processed() and process_batch() switch it off for their own
 -- statements (pginbox.order_bulk 'on', or 'mark' where the statement also
--- does _order_mark_late()'s work) and settle themselves.
+-- does _order_mark_late()'s work) and settle themselves. While
+-- ingest_webhook() reconciles a payload (pginbox.order_ingest 'on') it
+-- never waits for a sequence's lock: ingest took them within its bounded
+-- wait, and one not held raises 55P03 (_order_busy).
 CREATE OR REPLACE FUNCTION webhooks._order_sync()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -25,6 +28,17 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
         RETURN NULL;
+    END IF;
+    IF pg_catalog.current_setting('pginbox.order_ingest', true) = 'on' THEN
+        -- ingest_webhook() reconciling a payload took both sequences'
+        -- locks within its bounded wait; should the row have moved since
+        -- its look, it refuses the delivery rather than wait here.
+        IF OLD.order_key IS NOT NULL AND NOT webhooks._order_try_lock(OLD.provider, OLD.order_key) THEN
+            PERFORM webhooks._order_busy(OLD.provider, OLD.external_id, OLD.order_key);
+        END IF;
+        IF NEW.order_key IS NOT NULL AND NOT webhooks._order_try_lock(NEW.provider, NEW.order_key) THEN
+            PERFORM webhooks._order_busy(NEW.provider, NEW.external_id, NEW.order_key);
+        END IF;
     END IF;
     PERFORM webhooks._order_settle(OLD.provider, OLD.order_key);
     IF NEW.order_key IS DISTINCT FROM OLD.order_key OR NEW.provider IS DISTINCT FROM OLD.provider THEN

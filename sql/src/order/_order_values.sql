@@ -2,13 +2,16 @@
 -- webhooks._order_values computes, once, at ingest, where an event of
 -- provider stands in its sequence: the provider's ordering settings applied
 -- to the payload (_order_values_at). For a provider without ordering it is
--- one primary-key look-up in the (small) webhooks.ordering and three NULLs.
+-- one primary-key look-up in the (small) webhooks.ordering and four NULLs.
+-- skipped says why a value the index could not hold left the event
+-- unordered (_order_values_at).
 CREATE OR REPLACE FUNCTION webhooks._order_values(
     provider text,
     payload  jsonb,
     OUT order_key  text,
     OUT order_num  numeric,
-    OUT order_text text
+    OUT order_text text,
+    OUT skipped    text
 )
 LANGUAGE plpgsql
 STABLE
@@ -25,7 +28,7 @@ BEGIN
     IF v_key_path IS NULL THEN
         RETURN;
     END IF;
-    SELECT v.order_key, v.order_num, v.order_text INTO order_key, order_num, order_text
+    SELECT v.order_key, v.order_num, v.order_text, v.skipped INTO order_key, order_num, order_text, skipped
     FROM webhooks._order_values_at(v_key_path, v_order_path, _order_values.payload) AS v;
 END;
 $$;
@@ -33,5 +36,6 @@ $$;
 
 COMMENT ON FUNCTION webhooks._order_values(text, jsonb) IS
   'Private: the sequence key and order value of an event of provider with this payload, per webhooks.ordering '
-  '(all NULL when the provider is not ordered or the payload has no usable value). Called once at ingest.';
+  '(all NULL when the provider is not ordered or the payload has no usable value; skipped: why a value too large '
+  'to index left it unordered). Called once at ingest.';
 REVOKE EXECUTE ON FUNCTION webhooks._order_values(text, jsonb) FROM PUBLIC;

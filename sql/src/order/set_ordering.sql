@@ -15,7 +15,9 @@
 --
 -- An event ingested at the very instant of the call may still get the old
 -- paths' values (ingest does not wait for set_ordering); it is then ordered
--- by those.
+-- by those. A delivery of a sequence whose lock this call holds waits for
+-- it a bounded time (_order_ingest), then is refused with 55P03 for its
+-- sender to retry.
 CREATE OR REPLACE FUNCTION webhooks.set_ordering(
     provider    text,
     key_path    text,
@@ -28,8 +30,9 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_old  webhooks.ordering;
-    v_keys text[];
+    v_old     webhooks.ordering;
+    v_keys    text[];
+    v_skipped bigint;
 BEGIN
     PERFORM webhooks._require_text('provider', set_ordering.provider, 64);
     IF set_ordering.key_path IS NULL OR btrim(set_ordering.key_path, E' \t\r\n') = ''
@@ -100,22 +103,42 @@ BEGIN
 
     -- Pending events not locked by a worker right now get the new values,
     -- held until their sequence is settled below. The triggers stand aside
-    -- for this statement (pginbox.order_bulk): the settles follow.
+    -- for this statement (pginbox.order_bulk): the settles follow. Events
+    -- whose key or order value is too large to index become unordered, and
+    -- are counted in webhooks.order_skipped as at ingest.
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
-    SET order_key  = v.order_key,
-        order_num  = v.order_num,
-        order_text = v.order_text,
-        order_held = v.order_key IS NOT NULL
-    FROM (
-        SELECT p.id, n.order_key, n.order_num, n.order_text
+    WITH v AS MATERIALIZED (
+        SELECT p.id, p.external_id, n.order_key, n.order_num, n.order_text, n.skipped
         FROM webhooks.events AS p
         CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
         WHERE p.provider = set_ordering.provider
           AND p.status = 'pending'
         FOR UPDATE OF p SKIP LOCKED
-    ) AS v
-    WHERE e.id = v.id;
+    ), updated AS (
+        UPDATE webhooks.events AS e
+        SET order_key  = v.order_key,
+            order_num  = v.order_num,
+            order_text = v.order_text,
+            order_held = v.order_key IS NOT NULL
+        FROM v
+        WHERE e.id = v.id
+    )
+    INSERT INTO webhooks.order_skipped AS s (provider, reason, events, last_external_id, last_detail)
+    SELECT set_ordering.provider, split_part(v.skipped, ' of ', 1), count(*),
+           (array_agg(v.external_id ORDER BY v.id DESC))[1], (array_agg(v.skipped ORDER BY v.id DESC))[1]
+    FROM v
+    WHERE v.skipped IS NOT NULL
+    GROUP BY 2
+    ON CONFLICT (provider, reason) DO UPDATE
+    SET events           = s.events + excluded.events,
+        last_at          = now(),
+        last_external_id = excluded.last_external_id,
+        last_detail      = excluded.last_detail;
+    GET DIAGNOSTICS v_skipped = ROW_COUNT;
+    IF v_skipped > 0 THEN
+        RAISE LOG 'pginbox: set_ordering(%) left pending events unordered whose key or order value cannot be indexed: see webhooks.order_skipped',
+            set_ordering.provider;
+    END IF;
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'off', true);
 
     PERFORM webhooks._order_settle(set_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
@@ -128,6 +151,8 @@ COMMENT ON FUNCTION webhooks.set_ordering(text, text, text, boolean) IS
   '(an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at '
   'order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event '
   'runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while '
-  'dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered. '
+  'dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, '
+  'nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; '
+  'counted in webhooks.order_skipped). '
   'Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
 REVOKE EXECUTE ON FUNCTION webhooks.set_ordering(text, text, text, boolean) FROM PUBLIC;
