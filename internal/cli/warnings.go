@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/pginbox/pginbox/internal/envconfig"
+	"github.com/pginbox/pginbox/internal/provider"
 )
 
 // startWarnings are what serve warns about at start: settings that are
@@ -16,16 +15,13 @@ func startWarnings(env envconfig.Values) []string {
 			"set PGINBOX_PROVIDERS=name=kind (e.g. sume=sume) and PGINBOX_SECRET_<NAME>")
 	}
 	for _, p := range env.Providers {
-		if p.Kind != "stripe" {
+		k, ok := provider.Lookup(p.Kind)
+		if !ok || k.SecretHint == nil {
 			continue
 		}
-		// Stripe signs webhooks with the endpoint's signing secret,
-		// whsec_…; an API key (sk_…, rk_…) pasted instead makes every
-		// delivery a 401.
 		for _, s := range p.Secrets {
-			if !strings.HasPrefix(s, "whsec_") {
-				w = append(w, p.SecretVar+": a stripe secret does not start with whsec_: use the endpoint's signing secret "+
-					"(Stripe dashboard, Webhooks, the endpoint, Signing secret), not an API key, or every delivery answers 401")
+			if hint := k.SecretHint(s); hint != "" {
+				w = append(w, p.SecretVar+": "+hint)
 				break
 			}
 		}

@@ -33,6 +33,12 @@ type Kind struct {
 	// and checks the key's length itself (standardwebhooks), so the raw
 	// secret's length is not checked.
 	DecodesSecrets bool
+	// SecretHint, when set, says what is most likely wrong with a secret
+	// the kind accepts but that is probably not what the user meant (a
+	// Stripe API key pasted for the endpoint's signing secret), or "" when
+	// nothing is; pginbox serve warns with it at start. It never quotes the
+	// secret.
+	SecretHint func(secret string) string
 	// NewStatusAPI, when set, builds the client of the kind's per-id status
 	// API, asked about each gap (sume). Nil: the kind has none.
 	NewStatusAPI func(e Endpoint) (api.StatusAPI, error)
@@ -91,6 +97,7 @@ var kinds = []Kind{
 	{
 		Name:        "stripe",
 		NewVerifier: stripe.NewVerifier,
+		SecretHint:  stripe.SecretHint,
 		NewEventLog: func(e Endpoint) (api.EventLog, error) {
 			l, err := stripe.NewEventLog(e.Provider, e.URL, e.Key)
 			if err != nil {
