@@ -191,6 +191,28 @@ func TestConfirmedReasons(t *testing.T) {
 				}
 				return nil
 			}, "", ""},
+			{"batch with an unsigned-key duplicate quoting the sync rep detail", func(ctx context.Context, c *pgx.Conn) error {
+				// The same in a batch: its other delivery is not failed with it.
+				key := "y " + syncRepDetail
+				for _, bodies := range [][]string{{`{"b": 1}`}, {`{"b": 2}`, `{"b": 3}`}} {
+					n := len(bodies)
+					keys, digests := []string{key, "y other"}[:n], make([][]byte, n)
+					for i, b := range bodies {
+						sum := sha256.Sum256([]byte(b))
+						digests[i] = sum[:]
+					}
+					rows, err := c.Query(ctx, batchSQL, []string{"conflicts", "conflicts"}[:n], keys, []string{"t", "t"}[:n],
+						bodies, digests, make([]*string, n))
+					if err != nil {
+						return err
+					}
+					rows.Close()
+					if err := rows.Err(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, "", ""},
 			{"backend terminated", func(ctx context.Context, c *pgx.Conn) error {
 				pid := c.PgConn().PID()
 				time.AfterFunc(200*time.Millisecond, func() {
@@ -240,8 +262,8 @@ func TestConfirmedReasons(t *testing.T) {
 		if err := m.UnsignedConflicts.WithLabelValues("conflicts").Write(&c); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.GetCounter().GetValue(); got != 1 {
-			t.Fatalf("pginbox_unsigned_key_conflicts_total{provider=conflicts} = %v, want 1", got)
+		if got := c.GetCounter().GetValue(); got != 2 {
+			t.Fatalf("pginbox_unsigned_key_conflicts_total{provider=conflicts} = %v, want 2 (one alone, one in a batch)", got)
 		}
 	})
 }
