@@ -137,10 +137,14 @@ func TestDuplicateReadOnlyWithoutSyncStandby(t *testing.T) {
 // pool configured as the runner's ingest pool (database.PoolConfig, notices
 // to Notices). A success is confirmed; an error the server answered with
 // (the transaction rolled back) is returned as is; the sync-rep warning
-// (raised here by hand: the test cluster has no standby) is
-// sync_rep_cancelled; a success returned after the context ended is
-// deadline; a connection lost after the statement was sent is no_answer.
-// (TestSyncStandbyLostNoAck has the real warning and a real lost primary.)
+// (handed to the notice handler by hand: the test cluster has no standby)
+// is sync_rep_cancelled, but neither its text raised by SQL nor pginbox's
+// own unsigned-key notice whose key quotes its DETAIL (alone or in a batch:
+// confirmed, and the conflict counted); a success returned after the
+// context ended is deadline; a connection lost after the statement was
+// sent, the statement's backend terminated (57P01) or a pooler's 08P01
+// (raised by SQL here) is no_answer. (TestSyncStandbyLostNoAck has the real
+// warning and a real lost primary.)
 func TestConfirmedReasons(t *testing.T) {
 	t.Parallel()
 	pc, err := database.PoolConfig(pgtest.NewConfig(t).URL(), "pginbox-ingest")
