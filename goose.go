@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -147,7 +148,8 @@ type RowQuerier interface {
 // records pginbox's migrations (see goosedefault.go; [Migrate] then adopts
 // those rows). It is 0 when none is applied, or the database was never
 // migrated. Once [VersionTable] is at the newest embedded version, nothing
-// else is read.
+// else is read. A goose_db_version that is not goose's (another shape, or
+// not readable) is left unread: it never makes AppliedVersion fail.
 func AppliedVersion(ctx context.Context, q RowQuerier) (int64, error) {
 	query := func(ctx context.Context, sql string, args ...any) interface{ Scan(...any) error } {
 		return q.QueryRow(ctx, sql, args...)
@@ -160,6 +162,11 @@ func AppliedVersion(ctx context.Context, q RowQuerier) (int64, error) {
 		return v, nil
 	}
 	_, adopted, err := adoptable(ctx, query, exists, v)
+	var na *notAdoptableError
+	if errors.As(err, &na) {
+		logNotAdoptable(ctx, na)
+		return v, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3/database"
 )
 
@@ -28,6 +30,14 @@ import (
 //   - the versions count from pginbox's first migration on, without a gap:
 //     the newest adopted version is the last one of that unbroken run.
 //
+// A version counts as the goose CLI does: by its newest row (highest id),
+// so one applied and then rolled back by a goose that records a down as a
+// row with is_applied false is not applied. A table of another shape (no
+// id, version_id, is_applied and tstamp columns of goose's types, readable
+// by this role) is not goose's and is never read; should reading it still
+// fail on its shape or privileges, it is taken as holding nothing to adopt
+// (logged at debug), so it never breaks a migrate or a readiness check.
+//
 // The application's own table is otherwise never written to nor changed.
 
 // rowQueryFunc runs a query expected to return at most one row: pgx's
@@ -38,9 +48,12 @@ type rowQueryFunc func(ctx context.Context, query string, args ...any) interface
 // is worth reading: goose_db_version in the first schema of the
 // connection's search_path that has one (where the CLI, naming it
 // unqualified, created it), else in public; not [VersionTable]; in a schema
-// this role may use and readable by it; next to a migrated webhooks.events.
-// It returns the table's quoted qualified name, or no row. It reads the
-// catalogs only, so it cannot fail on a schema the role may not use.
+// this role may use and readable by it, with goose's columns (id and
+// version_id integers, is_applied boolean, tstamp a timestamp), each
+// readable by this role; next to a migrated webhooks.events. It returns the
+// table's quoted qualified name, or no row. It reads the catalogs only, so it
+// cannot fail on a schema the role may not use nor on a table of another
+// shape.
 const defaultTableQuery = `
 SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
 FROM pg_catalog.pg_class AS c
@@ -50,6 +63,16 @@ WHERE c.relname = 'goose_db_version' AND c.relkind IN ('r', 'p')
   AND (n.nspname = ANY (pg_catalog.current_schemas(false)) OR n.nspname = 'public')
   AND pg_catalog.has_schema_privilege(n.oid, 'USAGE')
   AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+  AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute AS a
+       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+         AND pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT')
+         AND ((a.attname IN ('id', 'version_id')
+               AND a.atttypid IN ('pg_catalog.int2'::pg_catalog.regtype, 'pg_catalog.int4'::pg_catalog.regtype,
+                                  'pg_catalog.int8'::pg_catalog.regtype))
+              OR (a.attname = 'is_applied' AND a.atttypid = 'pg_catalog.bool'::pg_catalog.regtype)
+              OR (a.attname = 'tstamp'
+                  AND a.atttypid IN ('pg_catalog.timestamp'::pg_catalog.regtype,
+                                     'pg_catalog.timestamptz'::pg_catalog.regtype)))) = 4
   AND EXISTS (SELECT FROM pg_catalog.pg_class AS e JOIN pg_catalog.pg_namespace AS en ON en.oid = e.relnamespace
               WHERE en.nspname = 'webhooks' AND e.relname = 'events')
 ORDER BY coalesce(pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname), 2147483647)
@@ -69,13 +92,21 @@ func defaultTable(ctx context.Context, query rowQueryFunc) (string, error) {
 	return name, nil
 }
 
-// adoptableQuery returns, for the default table %[1]s and pginbox's own
-// rows %[2]s, whether pginbox's table holds only rows copied from the
+// appliedQuery reads the default table %s as the goose CLI does: each
+// version's newest row (highest id), kept when it records the version
+// applied (a goose that records a down as a row with is_applied false
+// rolled it back). Rows version_id, tstamp.
+const appliedQuery = `SELECT version_id, tstamp FROM (
+	SELECT DISTINCT ON (version_id) version_id, is_applied, tstamp FROM %s ORDER BY version_id, id DESC
+) AS newest WHERE is_applied`
+
+// adoptableQuery returns, for the versions the default table records as
+// applied %[1]s ([appliedQuery]) and pginbox's own rows %[2]s, whether pginbox's table holds only rows copied from the
 // default one (past version 1), and the end of the unbroken run of
 // pginbox's versions ($1, in order) that the two record as applied.
 const adoptableQuery = `
 WITH files AS (SELECT f.v, f.ord FROM unnest($1::bigint[]) WITH ORDINALITY AS f(v, ord)),
-other AS (SELECT version_id, max(tstamp) AS tstamp FROM %[1]s WHERE is_applied GROUP BY version_id),
+other AS (%[1]s),
 own AS (%[2]s),
 gap AS (SELECT min(f.ord) AS ord FROM files AS f
         WHERE f.v NOT IN (SELECT version_id FROM other UNION ALL SELECT version_id FROM own))
@@ -108,13 +139,57 @@ func adoptable(ctx context.Context, query rowQueryFunc, ownExists bool, own int6
 	}
 	var copiesOnly bool
 	var upTo int64
-	if err := query(ctx, fmt.Sprintf(adoptableQuery, table, ownRows(ownExists)), versions).Scan(&copiesOnly, &upTo); err != nil {
+	q := fmt.Sprintf(adoptableQuery, fmt.Sprintf(appliedQuery, table), ownRows(ownExists))
+	if err := query(ctx, q, versions).Scan(&copiesOnly, &upTo); err != nil {
+		if notGoosesTable(err) {
+			return "", 0, &notAdoptableError{table: table, err: err}
+		}
 		return "", 0, fmt.Errorf("read goose's default version table %s: %w", table, err)
 	}
 	if !copiesOnly || upTo <= own {
 		return "", 0, nil
 	}
 	return table, upTo, nil
+}
+
+// notAdoptableError is a default version table that could not be read for
+// its shape or privileges: nothing is adopted from it.
+type notAdoptableError struct {
+	table string
+	err   error
+}
+
+func (e *notAdoptableError) Error() string {
+	return fmt.Sprintf("%s is not a goose version table this role can read: %v", e.table, e.err)
+}
+
+func (e *notAdoptableError) Unwrap() error { return e.err }
+
+// notGoosesTable reports whether err is a table's shape or privileges
+// refusing the read of [adoptableQuery]: a missing table or column, a
+// column of another type, or a privilege this role lacks.
+func notGoosesTable(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "42P01", // undefined_table
+		"42703", // undefined_column
+		"42804", // datatype_mismatch
+		"42883", // undefined_function: an operator for another column type
+		"42846", // cannot_coerce
+		"42501": // insufficient_privilege
+		return true
+	}
+	return false
+}
+
+// logNotAdoptable logs, at debug, a default version table skipped because
+// it could not be read ([notAdoptableError]).
+func logNotAdoptable(ctx context.Context, na *notAdoptableError) {
+	slog.DebugContext(ctx, "goose's default version table not adopted: it could not be read as goose's",
+		"table", na.table, "error", na.err)
 }
 
 // fileVersions returns the versions of the embedded migrations, in order.
@@ -146,7 +221,19 @@ func adoptDefaultTable(ctx context.Context, tx *sql.Tx) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A read refused for the table's shape must not abort tx.
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT pginbox_adopt`); err != nil {
+		return 0, fmt.Errorf("migrate: savepoint: %w", err)
+	}
 	table, upTo, err := adoptable(ctx, query, exists, own)
+	var na *notAdoptableError
+	if errors.As(err, &na) {
+		logNotAdoptable(ctx, na)
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT pginbox_adopt`); err != nil {
+			return 0, fmt.Errorf("migrate: rollback to savepoint: %w", err)
+		}
+		return 0, nil
+	}
 	if err != nil || upTo == 0 {
 		return 0, err
 	}
@@ -168,11 +255,10 @@ func adoptDefaultTable(ctx context.Context, tx *sql.Tx) (int64, error) {
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`
 		INSERT INTO `+VersionTable+` (version_id, is_applied, tstamp)
-		SELECT version_id, true, max(tstamp) FROM %s
-		WHERE is_applied AND version_id = ANY ($1::bigint[]) AND version_id <= $2
+		SELECT version_id, true, tstamp FROM (%s) AS applied
+		WHERE version_id = ANY ($1::bigint[]) AND version_id <= $2
 		  AND version_id NOT IN (SELECT version_id FROM `+VersionTable+` WHERE is_applied)
-		GROUP BY version_id
-		ORDER BY version_id`, table), versions, upTo); err != nil {
+		ORDER BY version_id`, fmt.Sprintf(appliedQuery, table)), versions, upTo); err != nil {
 		return 0, fmt.Errorf("migrate: adopt the versions of %s: %w", table, err)
 	}
 	return upTo, nil

@@ -169,7 +169,12 @@ func TestReadmeGooseThenServe(t *testing.T) {
 //   - after a goose run stopped part way (up-to): pginbox reads that version
 //     and migrates the rest;
 //   - next to an application's own goose_db_version whose versions overlap
-//     pginbox's, with pginbox itself part way: pginbox reads its own table.
+//     pginbox's, with pginbox itself part way: pginbox reads its own table;
+//   - after a goose that records a down as a row rolled a version back: the
+//     newest row of each version decides;
+//   - next to an application's table named goose_db_version of another
+//     shape (other columns, or text versions): neither AppliedVersion nor
+//     Migrate fails on it, and pginbox reads its own table.
 func TestGooseDefaultTableAdopted(t *testing.T) {
 	t.Parallel()
 	goose := buildGoose(t)
@@ -190,6 +195,28 @@ func TestGooseDefaultTableAdopted(t *testing.T) {
 	}
 	latest, middle, early := version(len(names)-1), version(len(names)/2), version(4)
 	ctx := context.Background()
+	// reference is the catalog of a database pginbox migrated alone: each
+	// case must end with the same schema (every migration really applied).
+	refDB, _ := emptyDB(t)
+	if err := pginbox.Migrate(ctx, refDB); err != nil {
+		t.Fatal(err)
+	}
+	reference := catalogSnapshot(t, refDB)
+	// upToEarly migrates a database whose public.goose_db_version is an
+	// application's with pginbox's own migrator, part way.
+	upToEarly := func(t *testing.T, db *sql.DB) {
+		t.Helper()
+		if _, err := db.Exec(`CREATE SCHEMA webhooks`); err != nil {
+			t.Fatal(err)
+		}
+		p, err := pginbox.NewMigrationProvider(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpTo(ctx, early); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		// setup brings an empty database to the state under test.
@@ -232,13 +259,41 @@ func TestGooseDefaultTableAdopted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, early},
+		{"with a version goose rolled back", func(t *testing.T, db *sql.DB, url string) {
+			// A goose that records a down as a row (is_applied false) rolled
+			// back the version after middle; middle itself was rolled back
+			// and applied again. Each version counts by its newest row.
+			run(t, nil, goose, "-dir", dist, "postgres", url, "up-to", fmt.Sprint(middle))
+			if _, err := db.Exec(`INSERT INTO public.goose_db_version (version_id, is_applied)
+				VALUES ($1, false), ($1, true), ($2, true), ($2, false)`, middle, version(len(names)/2+1)); err != nil {
+				t.Fatal(err)
+			}
+		}, middle},
+		{"next to a goose_db_version of another shape", func(t *testing.T, db *sql.DB, url string) {
+			if _, err := db.Exec(`CREATE TABLE public.goose_db_version (id serial PRIMARY KEY, version text NOT NULL, applied_at timestamptz DEFAULT now())`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`INSERT INTO public.goose_db_version (version) SELECT v::text FROM generate_series(1, 5) AS v`); err != nil {
+				t.Fatal(err)
+			}
+			upToEarly(t, db)
+		}, early},
+		{"next to a goose_db_version with text versions", func(t *testing.T, db *sql.DB, url string) {
+			if _, err := db.Exec(`CREATE TABLE public.goose_db_version (id serial PRIMARY KEY, version_id text NOT NULL, is_applied boolean NOT NULL, tstamp timestamp DEFAULT now())`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`INSERT INTO public.goose_db_version (version_id, is_applied) SELECT v::text, true FROM generate_series(0, 5) AS v`); err != nil {
+				t.Fatal(err)
+			}
+			upToEarly(t, db)
+		}, early},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db, conf := emptyDB(t)
 			tc.setup(t, db, conf.URL())
 			var before string
-			_ = db.QueryRow(`SELECT coalesce((SELECT string_agg(version_id || ':' || tstamp, ',' ORDER BY id) FROM public.goose_db_version), '')`).Scan(&before)
+			_ = db.QueryRow(`SELECT coalesce((SELECT string_agg(g::text, ',' ORDER BY g::text) FROM public.goose_db_version AS g), '')`).Scan(&before)
 			pool := PoolFor(t, conf.URL(), 2)
 			if v, err := pginbox.AppliedVersion(ctx, pool); err != nil || v != tc.read {
 				t.Fatalf("AppliedVersion = %d (%v), want %d", v, err, tc.read)
@@ -256,11 +311,11 @@ func TestGooseDefaultTableAdopted(t *testing.T) {
 			if applied != len(names) || distinct != len(names) {
 				t.Fatalf("webhooks.goose_db_version: %d versions (%d distinct), want %d", applied, distinct, len(names))
 			}
-			if !strings.Contains(catalogSnapshot(t, db), "webhooks.ingest_webhook") {
-				t.Fatal("schema webhooks is not migrated")
+			if catalogSnapshot(t, db) != reference {
+				t.Fatal("schema webhooks differs from one pginbox migrated alone")
 			}
 			var after string
-			_ = db.QueryRow(`SELECT coalesce((SELECT string_agg(version_id || ':' || tstamp, ',' ORDER BY id) FROM public.goose_db_version), '')`).Scan(&after)
+			_ = db.QueryRow(`SELECT coalesce((SELECT string_agg(g::text, ',' ORDER BY g::text) FROM public.goose_db_version AS g), '')`).Scan(&after)
 			if after != before {
 				t.Fatal("Migrate changed public.goose_db_version")
 			}

@@ -505,12 +505,17 @@ func ingestBackfill(ctx context.Context, pool *pgxpool.Pool, g Gap, res Lookup) 
 // its own. ingest_webhook answers 'updated' when a pending row with another
 // payload already holds the key: the webhook landed first, so the
 // transaction is rolled back and the webhook's payload kept ('duplicate').
+//
+// Its commit waits for the WAL flush, locally and on the synchronous
+// standbys, as the HTTP ingest's does, whatever the server, database or role
+// default for synchronous_commit (see ingestEventSQL): the HTTP ingest
+// answers a duplicate 2xx from a read-only transaction when there are no
+// synchronous standbys, which is right only if every row it finds was
+// flushed before it became visible.
 func ingestEvent(ctx context.Context, pool *pgxpool.Pool, provider, key, eventType string, payload json.RawMessage) (string, error) {
 	var outcome string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `
-			SELECT outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, source => 'backfill')`,
-			provider, key, eventType, string(payload)).Scan(&outcome)
+		err := tx.QueryRow(ctx, ingestEventSQL, provider, key, eventType, string(payload)).Scan(&outcome)
 		if err != nil {
 			return err
 		}
@@ -529,6 +534,14 @@ func ingestEvent(ctx context.Context, pool *pgxpool.Pool, provider, key, eventTy
 }
 
 var errWebhookWon = errors.New("the webhook landed first")
+
+// ingestEventSQL is backfill's ingest statement. set_config(..., true)
+// raises synchronous_commit for this transaction only, to on, or keeps
+// remote_apply (stricter) when that is the default: the rule of the HTTP
+// ingest's statement (package ingest). The setting is read at commit.
+const ingestEventSQL = `SELECT outcome FROM webhooks.ingest_webhook($1, $2, $3, $4::jsonb, source => 'backfill')
+	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
+		WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) IS NOT NULL`
 
 // limiter spaces requests to one provider at least interval apart
 // and can be held back until a time (a Retry-After).

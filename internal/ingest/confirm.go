@@ -28,7 +28,9 @@ const (
 	reasonDeadline = "deadline"
 	// reasonNoAnswer: the connection failed, or was given up 5 s after the
 	// deadline's cancel request, after the statement was sent and before its
-	// answer: the transaction may or may not have committed.
+	// answer, or the answer was a connection exception (SQLSTATE class 08,
+	// a pooler's "server conn crashed?") or the server ending the session
+	// (57P01-57P03): the transaction may or may not have committed.
 	reasonNoAnswer = "no_answer"
 )
 
@@ -73,15 +75,25 @@ const syncRepKey = "pginbox.ingest.sync_rep_cancelled"
 // wait for synchronous replication ended before the standbys confirmed it:
 // "canceling wait for synchronous replication due to user request" (a
 // cancel request) or "canceling the wait for synchronous replication and
-// terminating connection due to administrator command", both with DETAIL
-// "The transaction has already committed locally, but might not have been
-// replicated to the standby." Every message raised in SyncRepWaitForLSN is
-// one of them; the routine name is never translated, the message text is
-// the fallback for a server that does not send it.
+// terminating connection due to administrator command", both WARNINGs
+// raised in the routine SyncRepWaitForLSN. The routine name is never
+// translated and no SQL can raise a message from it, so when the server
+// sends one it alone decides. A server that sends no routine is matched on
+// the WARNING severity and the start of the untranslated message. Never on
+// the DETAIL, nor on text a caller chooses: pginbox's own unsigned-key
+// NOTICE carries the delivery's external_id in its DETAIL, and a key that
+// quotes the sync-rep DETAIL must not fail the batch it is in.
 func syncRepCancelled(n *pgconn.Notice) bool {
-	return n.Routine == "SyncRepWaitForLSN" ||
-		strings.Contains(n.Message, "wait for synchronous replication") ||
-		strings.Contains(n.Detail, "committed locally, but might not have been replicated")
+	if n.Routine != "" {
+		return n.Routine == "SyncRepWaitForLSN"
+	}
+	severity := n.SeverityUnlocalized
+	if severity == "" {
+		severity = n.Severity
+	}
+	return severity == "WARNING" &&
+		(strings.HasPrefix(n.Message, "canceling wait for synchronous replication") ||
+			strings.HasPrefix(n.Message, "canceling the wait for synchronous replication"))
 }
 
 // confirmed runs one statement that is its own transaction (run) on a
@@ -89,9 +101,10 @@ func syncRepCancelled(n *pgconn.Notice) bool {
 // an *unconfirmedError when the server warned that the commit's wait for the
 // synchronous standbys was cut short (the pool's connections must report
 // notices to [Notices]), when the statement succeeded only after ctx ended,
-// or when the connection failed during the statement (unless pgx knows it
-// sent nothing). An error the server answered with means the transaction
-// rolled back: returned as is.
+// when the connection failed during the statement (unless pgx knows it
+// sent nothing), or when the answer was a connection exception or the end of
+// the session (see outcomeUnknown). Any other error the server answered with
+// means the transaction rolled back: returned as is.
 func confirmed(ctx context.Context, pool *pgxpool.Pool, run func(*pgx.Conn) error) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -109,6 +122,8 @@ func confirmed(ctx context.Context, pool *pgxpool.Pool, run func(*pgx.Conn) erro
 		return &unconfirmedError{reason: reasonSyncRepCancelled, err: err}
 	case err == nil && ctx.Err() != nil:
 		return &unconfirmedError{reason: reasonDeadline, err: context.Cause(ctx)}
+	case errors.As(err, &pgErr) && outcomeUnknown(pgErr):
+		return &unconfirmedError{reason: reasonNoAnswer, err: err}
 	case err != nil && !errors.As(err, &pgErr) && pc.IsClosed() && (!pgconn.SafeToRetry(err) || errors.Is(err, pgconn.ErrConnClosed)):
 		// The connection was open when acquired and failed during the
 		// statement. pgx says "conn closed" (and safe to retry) when it
@@ -117,6 +132,23 @@ func confirmed(ctx context.Context, pool *pgxpool.Pool, run func(*pgx.Conn) erro
 		return &unconfirmedError{reason: reasonNoAnswer, err: err}
 	}
 	return err
+}
+
+// outcomeUnknown reports whether e, answered during the statement, leaves
+// its transaction's outcome unknown rather than rolled back: a connection
+// exception (class 08, such as the 08P01 "server conn crashed?" PgBouncer
+// sends when the server connection dies under a statement), or the server
+// ending the session (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+// cannot_connect_now). Either can arrive after the commit record is written
+// locally, so the deliveries may be stored.
+func outcomeUnknown(e *pgconn.PgError) bool {
+	switch {
+	case strings.HasPrefix(e.Code, "08"):
+		return true
+	case e.Code == "57P01", e.Code == "57P02", e.Code == "57P03":
+		return true
+	}
+	return false
 }
 
 // countUnconfirmed counts n deliveries in pginbox_ingest_commit_unconfirmed_total

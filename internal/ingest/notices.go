@@ -22,11 +22,11 @@ const unsignedConflictNotice = "pginbox: different body under a stored key"
 // become labels). m returns the metrics, nil until they exist.
 func Notices(m func() *metrics.Set, providers map[string]sig.Provider) pgconn.NoticeHandler {
 	return func(pc *pgconn.PgConn, n *pgconn.Notice) {
-		if syncRepCancelled(n) {
-			pc.CustomData()[syncRepKey] = true
-			return
-		}
+		// pginbox's own notice first: its DETAIL holds the caller's key.
 		if n.Message != unsignedConflictNotice {
+			if syncRepCancelled(n) {
+				pc.CustomData()[syncRepKey] = true
+			}
 			return
 		}
 		name, _, _ := strings.Cut(strings.TrimPrefix(n.Detail, "provider "), ",")
