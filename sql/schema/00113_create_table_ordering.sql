@@ -133,6 +133,32 @@ COMMENT ON COLUMN webhooks.order_marks.marked_at IS
 COMMENT ON COLUMN webhooks.order_marks.prior_id IS
   'With prior_num, prior_text and prior_received: the mark before the transaction of marked_at moved it (NULL: none).';
 
+-- Values the sequence index cannot hold.
+--
+-- webhooks.order_skipped counts, per provider and reason, the events of an
+-- ordered provider left unordered because a value at key_path or
+-- order_path could not be indexed (a key or a text order value over 255
+-- bytes, a number over 255 bytes stored): such an event is stored and runs
+-- unordered instead of failing its delivery (_order_values_at()). Written
+-- at ingest (_order_ingest(), which also logs each such event with RAISE
+-- LOG: its provider, external_id and reason) and by set_ordering() for the
+-- pending events it reads again (one LOG line per call).
+CREATE TABLE webhooks.order_skipped (
+    provider         text        NOT NULL,
+    reason           text        NOT NULL,
+    events           bigint      NOT NULL DEFAULT 0 CHECK (events >= 0),
+    first_at         timestamptz NOT NULL DEFAULT now(),
+    last_at          timestamptz NOT NULL DEFAULT now(),
+    last_external_id text,
+    last_detail      text,
+    PRIMARY KEY (provider, reason)
+);
+REVOKE ALL ON TABLE webhooks.order_skipped FROM PUBLIC;
+
+COMMENT ON TABLE webhooks.order_skipped IS
+  'Per ordered provider and reason (key, order text, order number): events left unordered because that value '
+  'was too large to index; last_external_id and last_detail (its size) name the latest.';
+
 -- Readers see the new table and columns: run grant_reader again for each
 -- role it was run for (told apart as in 00102).
 -- +goose StatementBegin
