@@ -932,7 +932,7 @@ $$;
 COMMENT ON FUNCTION webhooks._http_headers(headers jsonb) IS 'Private: normalises a JSON object of HTTP header name to string (or array of strings) into {"lower-case name": [values]}, folding ASCII case only; raises 22023 on any other shape.';
 
 CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) RETURNS record
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $_$
 #variable_conflict use_column
 DECLARE
@@ -2615,6 +2615,7 @@ CREATE FUNCTION webhooks._record_contradictions(since timestamp with time zone) 
 DECLARE
     v_checked bigint;
     v_new     jsonb;
+    v_long    bigint;
 BEGIN
     WITH candidates AS MATERIALIZED (
         SELECT e.id, e.provider, e.external_id, e.event_type,
@@ -2625,7 +2626,8 @@ BEGIN
                coalesce(jsonb_typeof(e.payload -> 'error') = 'object', false) AS has_error,
                CASE WHEN jsonb_typeof(e.payload -> 'error') = 'object'
                     THEN e.payload -> 'error' ->> 'code' END AS error_code,
-               coalesce(e.payload ->> 'job_id', e.external_id) AS job
+               CASE WHEN octet_length(coalesce(e.payload ->> 'job_id', e.external_id)) <= 255
+                    THEN coalesce(e.payload ->> 'job_id', e.external_id) END AS job
         FROM webhooks.events AS e
         WHERE e.payload IS NOT NULL
           AND (e.received_at >= _record_contradictions.since
@@ -2667,13 +2669,15 @@ BEGIN
             SELECT e2.id, e2.event_type
             FROM webhooks.events AS e2
             WHERE e2.provider = c.provider
-              AND coalesce(e2.payload ->> 'job_id', e2.external_id) = c.job
+              AND CASE WHEN octet_length(coalesce(e2.payload ->> 'job_id', e2.external_id)) <= 255
+                       THEN coalesce(e2.payload ->> 'job_id', e2.external_id) END = c.job
               AND e2.event_type IN ('job.completed', 'job.failed', 'job.canceled')
               AND e2.id < c.id
             ORDER BY e2.id
             LIMIT 1
         ) AS first
         WHERE c.event_type IN ('job.completed', 'job.failed', 'job.canceled')
+          AND c.job IS NOT NULL
     ), inserted AS (
         INSERT INTO webhooks.contradictions AS k (event_id, kind, detail)
         SELECT f.event_id, f.kind, f.detail
@@ -2682,19 +2686,21 @@ BEGIN
         RETURNING k.kind
     )
     SELECT (SELECT count(*) FROM candidates),
+           (SELECT count(*) FROM candidates AS c
+            WHERE c.event_type IN ('job.completed', 'job.failed', 'job.canceled') AND c.job IS NULL),
            jsonb_build_object(
                'event_type_mismatch', count(*) FILTER (WHERE i.kind = 'event_type_mismatch'),
                'error_missing',       count(*) FILTER (WHERE i.kind = 'error_missing'),
                'status_mismatch',     count(*) FILTER (WHERE i.kind = 'status_mismatch'),
                'duplicate_terminal',  count(*) FILTER (WHERE i.kind = 'duplicate_terminal'))
-    INTO v_checked, v_new
+    INTO v_checked, v_long, v_new
     FROM inserted AS i;
 
-    RETURN jsonb_build_object('checked', v_checked, 'new', v_new);
+    RETURN jsonb_build_object('checked', v_checked, 'new', v_new, 'jobs_unchecked', v_long);
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal. Returns {"checked": rows read, "new": {kind: newly recorded}}.';
+COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (jobs looked up by a job id of at most 255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
 
 CREATE FUNCTION webhooks._refresh_event_types() RETURNS bigint
     LANGUAGE plpgsql
@@ -2944,7 +2950,7 @@ $_$;
 COMMENT ON FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the github signature: X-Hub-Signature-256 sha256=<hex> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
 CREATE FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
@@ -3080,7 +3086,7 @@ $_$;
 COMMENT ON FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the shopify signature: X-Shopify-Hmac-Sha256 <base64> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
 CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $$
 BEGIN
     CASE _verify_signature.kind
@@ -4753,6 +4759,7 @@ BEGIN
         'events_checked',       v_found -> 'checked',
         'contradictions',       v_found -> 'new',
         'contradictions_total', v_totals,
+        'jobs_unchecked',       v_found -> 'jobs_unchecked',
         'expectations_met',     v_met,
         'tombstones_resolved',  v_resolved,
         'gaps',                 v_gaps);
@@ -4765,7 +4772,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.reconcile(trigger text, batch_size integer, max_batches integer, lookback interval, recheck_all boolean) IS 'One reconciliation pass under pg_try_advisory_xact_lock(webhooks._reconcile_lock_key()); returns {"skipped": true} at once while another pass holds it. Otherwise rescues expired leases in batches of batch_size (at most max_batches), records new contradictions between state and payload, marks met expectations and resolved tombstones, records the run in webhooks.reconcile_runs and returns {"skipped": false, "run_id", "duration_ms", "trigger", "leases_rescued", "leases_dead", "lease_batches", "lease_batch_size", "leases_more", "checked_since", "events_checked", "contradictions": {kind: new}, "contradictions_total": {kind: all}, "expectations_met", "tombstones_resolved", "gaps"}. Call it in its own transaction.';
+COMMENT ON FUNCTION webhooks.reconcile(trigger text, batch_size integer, max_batches integer, lookback interval, recheck_all boolean) IS 'One reconciliation pass under pg_try_advisory_xact_lock(webhooks._reconcile_lock_key()); returns {"skipped": true} at once while another pass holds it. Otherwise rescues expired leases in batches of batch_size (at most max_batches), records new contradictions between state and payload, marks met expectations and resolved tombstones, records the run in webhooks.reconcile_runs and returns {"skipped": false, "run_id", "duration_ms", "trigger", "leases_rescued", "leases_dead", "lease_batches", "lease_batch_size", "leases_more", "checked_since", "events_checked", "contradictions": {kind: new}, "contradictions_total": {kind: all}, "jobs_unchecked", "expectations_met", "tombstones_resolved", "gaps"}. Call it in its own transaction.';
 
 CREATE FUNCTION webhooks.refresh_view(name text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5411,6 +5418,28 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- Is the name known? Its first event by the unique key
+    -- (provider, external_id): an ORDER BY on the index's columns with LIMIT
+    -- 1 is served by that index alone. A plain EXISTS lets the planner scan
+    -- webhooks.events in physical order until it meets a row of the
+    -- provider: for a provider with many events, all of them recent, it
+    -- chose that and read every older row first (TestPlanSetOrderingProbe).
+    IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
+       AND NOT EXISTS (SELECT FROM (
+               SELECT e.external_id
+               FROM webhooks.events AS e
+               WHERE e.provider = set_ordering.provider
+               ORDER BY e.external_id
+               LIMIT 1) AS first_event) THEN
+        RAISE WARNING 'pginbox: set_ordering(%): no event is stored under the provider name % and no signing secret is set for it: its ordering applies to no event yet',
+            quote_literal(set_ordering.provider), quote_literal(set_ordering.provider)
+            USING DETAIL = 'set_ordering picks events by the provider name they are delivered to, the {provider} of '
+                           '/webhooks/{provider} (the NAME of PGINBOX_PROVIDERS=NAME=KIND), not by their kind: with '
+                           'PGINBOX_PROVIDERS=payments=stripe, Stripe''s events are those of ''payments''.',
+                  HINT = format('If %s is a kind or a typo, undo it with webhooks.clear_ordering(%s) and pass the provider''s name.',
+                                quote_literal(set_ordering.provider), quote_literal(set_ordering.provider));
+    END IF;
+
     -- One call at a time (ingest only reads this table and does not wait).
     LOCK TABLE webhooks.ordering IN SHARE ROW EXCLUSIVE MODE;
     SELECT o.* INTO v_old FROM webhooks.ordering AS o WHERE o.provider = set_ordering.provider;
@@ -5489,7 +5518,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; counted in webhooks.order_skipped). Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+COMMENT ON FUNCTION webhooks.set_ordering(provider text, key_path text, order_path text, dead_blocks boolean) IS 'Processes events of provider in strict order per key from now on: events whose payload has a value at key_path (an SQL/JSON path such as ''$.data.object.customer'') form one sequence per value, ordered by the value at order_path (numbers as numbers, then text byte by byte; e.g. ''$.created''), then received_at, then id. An event runs only once every earlier event of its sequence is processed; a dead one blocks its sequence while dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; counted in webhooks.order_skipped). Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing. provider is the name events are stored under (/webhooks/{provider}), not a kind: a name with no stored event and no signing secret draws a WARNING (the settings are stored all the same).';
 
 CREATE FUNCTION webhooks.set_provider(provider text, kind text, secrets text[], url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
@@ -6403,7 +6432,11 @@ CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id)
 
 CREATE INDEX events_dead_idx ON webhooks.events USING btree (updated_at) WHERE (status = 'dead'::text);
 
-CREATE INDEX events_job_terminal_idx ON webhooks.events USING btree (provider, COALESCE((payload ->> 'job_id'::text), external_id), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+CREATE INDEX events_job_terminal_job_idx ON webhooks.events USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
 
 CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
 

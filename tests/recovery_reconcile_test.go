@@ -439,7 +439,7 @@ func TestReconcileRecordsRun(t *testing.T) {
 	r, m := reconcileOn(t, pool, `webhooks.reconcile(trigger => 'schedule')`)
 	wantKeys := []string{"skipped", "run_id", "duration_ms", "trigger", "leases_rescued", "leases_dead",
 		"lease_batches", "lease_batch_size", "leases_more", "checked_since", "events_checked", "contradictions",
-		"contradictions_total", "expectations_met", "tombstones_resolved", "gaps"}
+		"contradictions_total", "jobs_unchecked", "expectations_met", "tombstones_resolved", "gaps"}
 	slices.Sort(wantKeys)
 	if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, wantKeys) {
 		t.Fatalf("keys %v, want %v", got, wantKeys)

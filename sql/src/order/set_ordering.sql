@@ -13,6 +13,13 @@
 -- events, held until commit: with tens of thousands of such sequences, call
 -- it while the backlog is small or raise max_locks_per_transaction.
 --
+-- A provider is the name events are stored under (the {provider} of
+-- /webhooks/{provider}, the NAME of PGINBOX_PROVIDERS=NAME=KIND), never a
+-- kind: with payments=stripe, set_ordering('stripe', ...) orders nothing.
+-- So a name under which no event is stored and no signing secret is set
+-- draws a WARNING that says so (the settings are stored all the same: a
+-- provider may be set up before its first delivery).
+--
 -- An event ingested at the very instant of the call may still get the old
 -- paths' values (ingest does not wait for set_ordering); it is then ordered
 -- by those. A delivery of a sequence whose lock this call holds waits for
@@ -65,6 +72,28 @@ BEGIN
     IF set_ordering.dead_blocks IS NULL THEN
         RAISE EXCEPTION 'pginbox: dead_blocks must be true or false, got NULL'
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Is the name known? Its first event by the unique key
+    -- (provider, external_id): an ORDER BY on the index's columns with LIMIT
+    -- 1 is served by that index alone. A plain EXISTS lets the planner scan
+    -- webhooks.events in physical order until it meets a row of the
+    -- provider: for a provider with many events, all of them recent, it
+    -- chose that and read every older row first (TestPlanSetOrderingProbe).
+    IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
+       AND NOT EXISTS (SELECT FROM (
+               SELECT e.external_id
+               FROM webhooks.events AS e
+               WHERE e.provider = set_ordering.provider
+               ORDER BY e.external_id
+               LIMIT 1) AS first_event) THEN
+        RAISE WARNING 'pginbox: set_ordering(%): no event is stored under the provider name % and no signing secret is set for it: its ordering applies to no event yet',
+            quote_literal(set_ordering.provider), quote_literal(set_ordering.provider)
+            USING DETAIL = 'set_ordering picks events by the provider name they are delivered to, the {provider} of '
+                           '/webhooks/{provider} (the NAME of PGINBOX_PROVIDERS=NAME=KIND), not by their kind: with '
+                           'PGINBOX_PROVIDERS=payments=stripe, Stripe''s events are those of ''payments''.',
+                  HINT = format('If %s is a kind or a typo, undo it with webhooks.clear_ordering(%s) and pass the provider''s name.',
+                                quote_literal(set_ordering.provider), quote_literal(set_ordering.provider));
     END IF;
 
     -- One call at a time (ingest only reads this table and does not wait).
@@ -154,5 +183,7 @@ COMMENT ON FUNCTION webhooks.set_ordering(text, text, text, boolean) IS
   'dead_blocks. Events without a usable key value (missing, null, object, array, over 255 bytes) are not ordered, '
   'nor are those whose order value cannot be indexed (text over 255 bytes, a number over 255 bytes stored; '
   'counted in webhooks.order_skipped). '
-  'Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing.';
+  'Applies to pending events too. Idempotent; raises 22023 on a path that does not parse, changing nothing. '
+  'provider is the name events are stored under (/webhooks/{provider}), not a kind: a name with no stored event '
+  'and no signing secret draws a WARNING (the settings are stored all the same).';
 REVOKE EXECUTE ON FUNCTION webhooks.set_ordering(text, text, text, boolean) FROM PUBLIC;

@@ -34,6 +34,12 @@
 --                        keys job webhooks on job_id, so a redelivery is the same
 --                        row, never a second one). The earliest row (lowest id)
 --                        is the job's terminal event; each later one is flagged.
+--                        Jobs are looked up in events_job_terminal_job_idx,
+--                        with its exact expression: the job id when it is at
+--                        most 255 bytes, else NULL. A terminal event whose job
+--                        id is longer (a B-tree entry could not hold it) is
+--                        not checked for this kind; the pass counts it in
+--                        "jobs_unchecked".
 CREATE OR REPLACE FUNCTION webhooks._record_contradictions(since timestamptz)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -43,6 +49,7 @@ AS $$
 DECLARE
     v_checked bigint;
     v_new     jsonb;
+    v_long    bigint;
 BEGIN
     WITH candidates AS MATERIALIZED (
         SELECT e.id, e.provider, e.external_id, e.event_type,
@@ -53,7 +60,8 @@ BEGIN
                coalesce(jsonb_typeof(e.payload -> 'error') = 'object', false) AS has_error,
                CASE WHEN jsonb_typeof(e.payload -> 'error') = 'object'
                     THEN e.payload -> 'error' ->> 'code' END AS error_code,
-               coalesce(e.payload ->> 'job_id', e.external_id) AS job
+               CASE WHEN octet_length(coalesce(e.payload ->> 'job_id', e.external_id)) <= 255
+                    THEN coalesce(e.payload ->> 'job_id', e.external_id) END AS job
         FROM webhooks.events AS e
         WHERE e.payload IS NOT NULL
           AND (e.received_at >= _record_contradictions.since
@@ -95,13 +103,15 @@ BEGIN
             SELECT e2.id, e2.event_type
             FROM webhooks.events AS e2
             WHERE e2.provider = c.provider
-              AND coalesce(e2.payload ->> 'job_id', e2.external_id) = c.job
+              AND CASE WHEN octet_length(coalesce(e2.payload ->> 'job_id', e2.external_id)) <= 255
+                       THEN coalesce(e2.payload ->> 'job_id', e2.external_id) END = c.job
               AND e2.event_type IN ('job.completed', 'job.failed', 'job.canceled')
               AND e2.id < c.id
             ORDER BY e2.id
             LIMIT 1
         ) AS first
         WHERE c.event_type IN ('job.completed', 'job.failed', 'job.canceled')
+          AND c.job IS NOT NULL
     ), inserted AS (
         INSERT INTO webhooks.contradictions AS k (event_id, kind, detail)
         SELECT f.event_id, f.kind, f.detail
@@ -110,15 +120,17 @@ BEGIN
         RETURNING k.kind
     )
     SELECT (SELECT count(*) FROM candidates),
+           (SELECT count(*) FROM candidates AS c
+            WHERE c.event_type IN ('job.completed', 'job.failed', 'job.canceled') AND c.job IS NULL),
            jsonb_build_object(
                'event_type_mismatch', count(*) FILTER (WHERE i.kind = 'event_type_mismatch'),
                'error_missing',       count(*) FILTER (WHERE i.kind = 'error_missing'),
                'status_mismatch',     count(*) FILTER (WHERE i.kind = 'status_mismatch'),
                'duplicate_terminal',  count(*) FILTER (WHERE i.kind = 'duplicate_terminal'))
-    INTO v_checked, v_new
+    INTO v_checked, v_long, v_new
     FROM inserted AS i;
 
-    RETURN jsonb_build_object('checked', v_checked, 'new', v_new);
+    RETURN jsonb_build_object('checked', v_checked, 'new', v_new, 'jobs_unchecked', v_long);
 END;
 $$;
 -- +goose StatementEnd
@@ -126,6 +138,7 @@ $$;
 COMMENT ON FUNCTION webhooks._record_contradictions(timestamptz) IS
   'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records '
   'new contradictions between state and payload in webhooks.contradictions, once per (event, kind): '
-  'event_type_mismatch, error_missing, status_mismatch, duplicate_terminal. Returns '
-  '{"checked": rows read, "new": {kind: newly recorded}}.';
+  'event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (jobs looked up by a job id of at most '
+  '255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly '
+  'recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
 REVOKE EXECUTE ON FUNCTION webhooks._record_contradictions(timestamptz) FROM PUBLIC;

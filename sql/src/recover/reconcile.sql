@@ -18,7 +18,9 @@
 --   2. records contradictions between state and payload
 --      (_record_contradictions) among the events received since the previous
 --      pass started, minus lookback (covering transactions that committed
---      late), or among all events with recheck_all;
+--      late), or among all events with recheck_all (a terminal job event
+--      whose job id is over 255 bytes is not checked for a second terminal
+--      event: counted in jobs_unchecked);
 --   3. marks met the open expectations whose event or tombstone exists;
 --   4. marks resolved the tombstones whose event arrived after all;
 --   5. counts the gaps left (find_gaps()), and records the run in
@@ -149,6 +151,7 @@ BEGIN
         'events_checked',       v_found -> 'checked',
         'contradictions',       v_found -> 'new',
         'contradictions_total', v_totals,
+        'jobs_unchecked',       v_found -> 'jobs_unchecked',
         'expectations_met',     v_met,
         'tombstones_resolved',  v_resolved,
         'gaps',                 v_gaps);
@@ -169,6 +172,6 @@ COMMENT ON FUNCTION webhooks.reconcile(text, integer, integer, interval, boolean
   'expectations and resolved tombstones, records the run in webhooks.reconcile_runs and returns '
   '{"skipped": false, "run_id", "duration_ms", "trigger", "leases_rescued", "leases_dead", "lease_batches", '
   '"lease_batch_size", "leases_more", "checked_since", "events_checked", "contradictions": {kind: new}, '
-  '"contradictions_total": {kind: all}, "expectations_met", "tombstones_resolved", "gaps"}. Call it in its '
+  '"contradictions_total": {kind: all}, "jobs_unchecked", "expectations_met", "tombstones_resolved", "gaps"}. Call it in its '
   'own transaction.';
 REVOKE EXECUTE ON FUNCTION webhooks.reconcile(text, integer, integer, interval, boolean) FROM PUBLIC;
