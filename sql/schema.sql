@@ -932,7 +932,7 @@ $$;
 COMMENT ON FUNCTION webhooks._http_headers(headers jsonb) IS 'Private: normalises a JSON object of HTTP header name to string (or array of strings) into {"lower-case name": [values]}, folding ASCII case only; raises 22023 on any other shape.';
 
 CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) RETURNS record
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $_$
 #variable_conflict use_column
 DECLARE
@@ -2856,7 +2856,7 @@ $_$;
 COMMENT ON FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the github signature: X-Hub-Signature-256 sha256=<hex> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
 CREATE FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
@@ -2992,7 +2992,7 @@ $_$;
 COMMENT ON FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text) IS 'Private (_verify_signature): the shopify signature: X-Shopify-Hmac-Sha256 <base64> over the body. NULL when valid, else signature missing|malformed|mismatch or timestamp missing|malformed|out of tolerance.';
 
 CREATE FUNCTION webhooks._verify_signature(kind text, secrets text[], headers jsonb, body bytea, at timestamp with time zone, url text DEFAULT NULL::text) RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE
     AS $$
 BEGIN
     CASE _verify_signature.kind
@@ -5475,10 +5475,11 @@ COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.
 CREATE TABLE webhooks.alert_receivers (
     url_sha256 bytea NOT NULL,
     first_used_at timestamp with time zone DEFAULT now() NOT NULL,
+    skipped_alert_ids bigint[] DEFAULT '{}'::bigint[] NOT NULL,
     CONSTRAINT alert_receivers_url_sha256_check CHECK ((length(url_sha256) = 32))
 );
 
-COMMENT ON TABLE webhooks.alert_receivers IS 'Per alert URL (its SHA-256): when a runner first used it; alerts queued before that are not sent to it.';
+COMMENT ON TABLE webhooks.alert_receivers IS 'Per alert URL (its SHA-256): when a runner first used it, and the alerts queued before that it is never sent (skipped_alert_ids: the backlog at first use, less the newest firing of each check still firing).';
 
 CREATE TABLE webhooks.alert_state (
     name text NOT NULL,
