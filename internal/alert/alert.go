@@ -199,14 +199,14 @@ const lockFiring = `SELECT s.name FROM webhooks.alert_state AS s WHERE s.firing 
 // recordFirstUse, one statement and so one snapshot of both the checks'
 // state and the outbox (a run of the checks writes both in one
 // transaction): the checks still firing (and enabled: a check disabled
-// while firing never resolves, and is not announced); the newest firing of each, kept
-// when it can still be sent (unsent, not given up, less than a day old),
-// otherwise queued again as a new row (sent to an earlier URL, given up,
-// older, or pruned with the rows older than 30 days: then built from the
-// check's newest result); and every other unsent alert of the last day, the
-// backlog, recorded as never to be sent to this URL ($1). An alert whose
-// transaction had not committed when the statement began is not in the
-// list, whatever its id, and is sent.
+// while firing never resolves, and is not announced); the newest firing of
+// each, kept when it can still be sent (unsent, not given up, less than a
+// day old), otherwise queued again as a new row (sent to an earlier URL,
+// given up, older, or pruned with the rows older than 30 days: then built
+// from the check's newest result); and every other unsent alert of the last
+// day, the backlog, recorded as never to be sent to this URL ($1). An alert
+// whose transaction had not committed when the statement began is not in
+// the list, whatever its id, and is sent.
 const recordFirstUse = `
 WITH firing AS (
     SELECT s.name, s.changed_at
