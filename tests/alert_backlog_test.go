@@ -235,3 +235,37 @@ func TestAlertsFirstUseWaitsForResolvingRun(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertsFirstUseAnnouncesLongBreach: a check firing for longer than the
+// outbox keeps rows (its firing pruned after 30 days) is announced to a new
+// alert URL all the same, built from the check's newest result, with the
+// time its breach began.
+func TestAlertsFirstUseAnnouncesLongBreach(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conf := NewConfig(t)
+	pool := PoolFor(t, conf.URL(), 2)
+	rcv := newAlertReceiver(t, nil)
+	execSQL(t, pool, `INSERT INTO webhooks.alert_state (name, firing, run_at, changed_at)
+		VALUES ('dead_events_24h', true, now() - interval '1 min', '2026-01-02T03:04:05Z')`)
+	execSQL(t, pool, `ALTER TABLE webhooks.check_results DISABLE TRIGGER check_results_queue_alert`)
+	execSQL(t, pool, `INSERT INTO webhooks.check_results (run_at, name, family, value, min_ok, max_ok, ok)
+		VALUES (now() - interval '1 min', 'dead_events_24h', 'referential', 7, NULL, 0, false)`)
+	execSQL(t, pool, `ALTER TABLE webhooks.check_results ENABLE TRIGGER check_results_queue_alert`)
+	s, err := alert.New(pool, alert.Config{URL: rcv.URL}, nil, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, d := rcv.got("dead_events_24h", "firing")
+	if len(d) != 1 {
+		t.Fatalf("%d firing POSTs for dead_events_24h, firing for months at first use; want 1", len(d))
+	}
+	a := d[0].Alert
+	if a.Value == nil || *a.Value != 7 || a.MaxOK == nil || *a.MaxOK != 0 || a.Family != "referential" ||
+		!strings.HasPrefix(a.At, "2026-01-02T03:04:05") || a.Description == "" {
+		t.Fatalf("the firing POSTed is %+v, want value 7, max_ok 0, family referential, at 2026-01-02T03:04:05, a description", a)
+	}
+}
