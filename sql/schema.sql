@@ -5689,10 +5689,11 @@ COMMENT ON VIEW webhooks._expectations_masked IS 'Private (find_gaps): webhooks.
 CREATE TABLE webhooks.alert_receivers (
     url_sha256 bytea NOT NULL,
     first_used_at timestamp with time zone DEFAULT now() NOT NULL,
+    skipped_alert_ids bigint[] DEFAULT '{}'::bigint[] NOT NULL,
     CONSTRAINT alert_receivers_url_sha256_check CHECK ((length(url_sha256) = 32))
 );
 
-COMMENT ON TABLE webhooks.alert_receivers IS 'Per alert URL (its SHA-256): when a runner first used it; alerts queued before that are not sent to it.';
+COMMENT ON TABLE webhooks.alert_receivers IS 'Per alert URL (its SHA-256): when a runner first used it, and the alerts queued before that it is never sent (skipped_alert_ids: the backlog at first use, less the newest firing of each check still firing).';
 
 CREATE TABLE webhooks.alert_state (
     name text NOT NULL,

@@ -31,9 +31,15 @@ func TestMakeInstall(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(got), "pginbox ") || !strings.Contains(string(got), "embedded migrations:") {
 		t.Fatalf("pginbox version from %s: %v\n%s", bin, err, got)
 	}
-	if p, err := exec.LookPath(filepath.Join(bin, "pginbox")); err != nil {
+	p, err := exec.LookPath(filepath.Join(bin, "pginbox"))
+	if err != nil {
 		t.Fatalf("installed binary is not executable: %v", err)
-	} else if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Fatalf("installed binary: %v, mode %v, want 0755", err, fi.Mode())
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("installed binary: %v", err)
+	}
+	if fi.Mode().Perm() != 0o755 {
+		t.Fatalf("installed binary %s has mode %v, want 0755", p, fi.Mode().Perm())
 	}
 }

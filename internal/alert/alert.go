@@ -82,9 +82,9 @@ type Sender struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	now     func() time.Time
-	// firstUse is when the URL was first used (webhooks.alert_receivers);
-	// zero until read.
-	firstUse time.Time
+	// skip lists the alerts the URL's first use left out
+	// (webhooks.alert_receivers); nil until read.
+	skip []int64
 }
 
 // New checks cfg (the URL, the secret, the format) and returns its sender.
@@ -168,11 +168,12 @@ func (s *Sender) Flush(ctx context.Context) error {
 
 // pickDue locks the oldest alert due now whose check has no older alert
 // still to send (a check's firing always reaches the receiver before its
-// resolved), skipping rows another runner holds. Only alerts queued since
-// the URL's first use ($1) are sent: an alert URL set for the first time,
-// or changed to a new receiver, gets the transitions from then on, not the
-// backlog queued before. An alert not sent within a day of its transition
-// is no longer sent either: a receiver down that long gets today's news.
+// resolved), skipping rows another runner holds. The alerts the URL's first
+// use left out ($1, see [Sender.skipped]) are never sent to it: an alert URL
+// set for the first time, or changed to a new receiver, gets the checks
+// still firing and the transitions from then on, not the backlog queued
+// before. An alert not sent within a day of its transition is no longer
+// sent either: a receiver down that long gets today's news.
 const pickDue = `
 SELECT a.id, a.name, a.family, a.status, a.value::float8, a.min_ok::float8, a.max_ok::float8,
        coalesce(a.description, ''), a.at, a.attempts,
@@ -180,51 +181,123 @@ SELECT a.id, a.name, a.family, a.status, a.value::float8, a.min_ok::float8, a.ma
        coalesce((SELECT c.remedy FROM webhooks.checks AS c WHERE c.name = a.name), '')
 FROM webhooks.alerts AS a
 WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.next_attempt_at <= now()
-  AND a.created_at > now() - interval '1 day' AND a.created_at >= $1
+  AND a.created_at > now() - interval '1 day' AND a.id <> ALL ($1::bigint[])
   AND NOT EXISTS (SELECT FROM webhooks.alerts AS b
                   WHERE b.name = a.name AND b.id < a.id AND b.sent_at IS NULL AND b.given_up_at IS NULL
-                    AND b.created_at > now() - interval '1 day' AND b.created_at >= $1)
+                    AND b.created_at > now() - interval '1 day' AND b.id <> ALL ($1::bigint[]))
 ORDER BY a.id
 LIMIT 1
 FOR UPDATE OF a SKIP LOCKED`
 
-// firstUsed returns when the sender's URL was first used, recording now
-// (the database's clock, as the alerts' created_at) when no runner used it
-// before. The URL is recorded as its SHA-256 only.
-func (s *Sender) firstUsed(ctx context.Context) (time.Time, error) {
-	if !s.firstUse.IsZero() {
-		return s.firstUse, nil
+// lockFiring locks the state of every check firing, waiting for a run of
+// the checks that is changing one to commit: until the first use commits,
+// no run can record a transition of these checks (webhooks._queue_alert
+// skips a locked state), so a resolved can never be queued between the
+// firing re-queued by [recordFirstUse] and its receiver.
+const lockFiring = `SELECT s.name FROM webhooks.alert_state AS s WHERE s.firing ORDER BY s.name FOR UPDATE`
+
+// recordFirstUse, one statement and so one snapshot of both the checks'
+// state and the outbox (a run of the checks writes both in one
+// transaction): the checks still firing (and enabled: a check disabled
+// while firing never resolves, and is not announced); the newest firing of
+// each, kept when it can still be sent (unsent, not given up, less than a
+// day old), otherwise queued again as a new row (sent to an earlier URL,
+// given up, older, or pruned with the rows older than 30 days: then built
+// from the check's newest result); and every other unsent alert of the last
+// day, the backlog, recorded as never to be sent to this URL ($1). An alert
+// whose transaction had not committed when the statement began is not in
+// the list, whatever its id, and is sent.
+const recordFirstUse = `
+WITH firing AS (
+    SELECT s.name, s.changed_at
+    FROM webhooks.alert_state AS s
+    JOIN webhooks.checks AS c ON c.name = s.name AND c.enabled
+    WHERE s.firing
+), newest AS (
+    SELECT DISTINCT ON (a.name) a.*
+    FROM webhooks.alerts AS a
+    JOIN firing AS f ON f.name = a.name
+    WHERE a.status = 'firing'
+    ORDER BY a.name, a.id DESC
+), kept AS (
+    SELECT n.id FROM newest AS n
+    WHERE n.sent_at IS NULL AND n.given_up_at IS NULL AND n.created_at > now() - interval '1 day'
+), requeued AS (
+    INSERT INTO webhooks.alerts (name, family, status, value, min_ok, max_ok, description, at)
+    SELECT f.name, coalesce(n.family, r.family, c.family), 'firing',
+           coalesce(n.value, r.value), coalesce(n.min_ok, r.min_ok), coalesce(n.max_ok, r.max_ok),
+           coalesce(n.description, concat_ws(' ', c.description, '(' || r.detail || ')')),
+           coalesce(n.at, f.changed_at, r.run_at, now())
+    FROM firing AS f
+    LEFT JOIN newest AS n ON n.name = f.name
+    LEFT JOIN webhooks.checks AS c ON c.name = f.name
+    LEFT JOIN LATERAL (SELECT cr.* FROM webhooks.check_results AS cr
+                       WHERE cr.name = f.name ORDER BY cr.run_at DESC LIMIT 1) AS r ON true
+    WHERE n.id IS NULL OR n.id NOT IN (SELECT k.id FROM kept AS k)
+    RETURNING id
+), backlog AS (
+    SELECT coalesce(array_agg(a.id ORDER BY a.id), '{}') AS ids
+    FROM webhooks.alerts AS a
+    WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.created_at > now() - interval '1 day'
+      AND a.id NOT IN (SELECT k.id FROM kept AS k)
+)
+UPDATE webhooks.alert_receivers AS r
+SET skipped_alert_ids = b.ids
+FROM backlog AS b
+WHERE r.url_sha256 = $1
+RETURNING cardinality(r.skipped_alert_ids), (SELECT count(*) FROM kept) + (SELECT count(*) FROM requeued)`
+
+// skipped returns the alerts never to be sent to the sender's URL: none
+// but the backlog its first use found. The first runner to use the URL
+// records it (as its SHA-256 only) in the transaction that lists the
+// backlog and queues again the checks still firing, so a receiver hears of
+// every breach on when it was set up, and a restarted runner reads the same
+// list.
+func (s *Sender) skipped(ctx context.Context) ([]int64, error) {
+	if s.skip != nil {
+		return s.skip, nil
 	}
 	sum := sha256.Sum256([]byte(s.cfg.URL))
-	// Two statements: a row another runner inserts concurrently is not in
-	// the INSERT's snapshot, but is in the next statement's.
-	tag, err := s.pool.Exec(ctx, `INSERT INTO webhooks.alert_receivers (url_sha256) VALUES ($1)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin the alert URL's first use: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit: a no-op
+	// A runner recording the same URL at the same moment waits here for
+	// this transaction, then inserts nothing and reads the list below.
+	tag, err := tx.Exec(ctx, `INSERT INTO webhooks.alert_receivers (url_sha256) VALUES ($1)
 		ON CONFLICT (url_sha256) DO NOTHING`, sum[:])
 	if err != nil {
-		return time.Time{}, fmt.Errorf("record the alert URL's first use: %w", err)
-	}
-	var at time.Time
-	var before int64
-	if err := s.pool.QueryRow(ctx, `
-		SELECT r.first_used_at,
-		       (SELECT count(*) FROM webhooks.alerts AS a
-		        WHERE a.sent_at IS NULL AND a.given_up_at IS NULL AND a.created_at < r.first_used_at)
-		FROM webhooks.alert_receivers AS r WHERE r.url_sha256 = $1`, sum[:]).Scan(&at, &before); err != nil {
-		return time.Time{}, fmt.Errorf("read the alert URL's first use: %w", err)
+		return nil, fmt.Errorf("record the alert URL's first use: %w", err)
 	}
 	if tag.RowsAffected() == 1 {
-		s.log.Info("alert URL used for the first time: only transitions from now on are sent to it",
-			"queued_before_not_sent", before)
+		if _, err := tx.Exec(ctx, lockFiring); err != nil {
+			return nil, fmt.Errorf("lock the state of the checks firing: %w", err)
+		}
+		var backlog, firing int64
+		if err := tx.QueryRow(ctx, recordFirstUse, sum[:]).Scan(&backlog, &firing); err != nil {
+			return nil, fmt.Errorf("record the alert URL's backlog: %w", err)
+		}
+		s.log.Info("alert URL used for the first time: the checks still firing and the transitions from now on are sent to it, not the backlog",
+			"queued_before_not_sent", backlog, "still_firing", firing)
 	}
-	s.firstUse = at
-	return at, nil
+	skip := []int64{}
+	if err := tx.QueryRow(ctx, `SELECT r.skipped_alert_ids FROM webhooks.alert_receivers AS r WHERE r.url_sha256 = $1`,
+		sum[:]).Scan(&skip); err != nil {
+		return nil, fmt.Errorf("read the alert URL's backlog: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit the alert URL's first use: %w", err)
+	}
+	s.skip = skip
+	return skip, nil
 }
 
 // sendOne sends the oldest due alert: false when there is none. The row
 // stays locked while its POST runs (bounded by Timeout), so no other runner
 // sends it; the outcome is written before the same commit.
 func (s *Sender) sendOne(ctx context.Context) (bool, error) {
-	firstUse, err := s.firstUsed(ctx)
+	skip, err := s.skipped(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -235,7 +308,7 @@ func (s *Sender) sendOne(ctx context.Context) (bool, error) {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit: a no-op
 	var a Alert
 	var since *time.Time
-	err = tx.QueryRow(ctx, pickDue, firstUse).Scan(&a.ID, &a.Check, &a.Family, &a.Status, &a.Value, &a.MinOK, &a.MaxOK,
+	err = tx.QueryRow(ctx, pickDue, skip).Scan(&a.ID, &a.Check, &a.Family, &a.Status, &a.Value, &a.MinOK, &a.MaxOK,
 		&a.Description, &a.At, &a.Attempts, &since, &a.Remedy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
