@@ -5061,22 +5061,25 @@ $$;
 
 COMMENT ON FUNCTION webhooks.rescue_leases(max_rows integer) IS 'Moves up to max_rows events whose lease expired back to pending (or to dead at max_attempts), recording why in last_error and webhooks.event_errors; returns how many were rescued and how many died. The old worker''s complete() then returns false.';
 
-CREATE FUNCTION webhooks.rescue_worker(worker text) RETURNS TABLE(rescued integer, dead integer)
+CREATE FUNCTION webhooks.rescue_worker(worker text) RETURNS TABLE(rescued integer, dead integer, held integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
+DECLARE
+    v_rescued integer;
+    v_dead    integer;
+    v_held    integer;
 BEGIN
     PERFORM webhooks._require_text('worker', rescue_worker.worker, 255);
 
-    RETURN QUERY
-    WITH held AS MATERIALIZED (
+    WITH free AS MATERIALIZED (
         SELECT e.id
         FROM webhooks.events AS e
         WHERE e.status = 'processing'
           AND e.locked_by = rescue_worker.worker
         ORDER BY e.id
-        FOR UPDATE
+        FOR UPDATE SKIP LOCKED
     ), moved AS (
         UPDATE webhooks.events AS e
         SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
@@ -5086,8 +5089,8 @@ BEGIN
             locked_by    = NULL,
             locked_until = NULL,
             updated_at   = now()
-        FROM held
-        WHERE e.id = held.id
+        FROM free
+        WHERE e.id = free.id
           AND e.status = 'processing'
           AND e.locked_by = rescue_worker.worker
         RETURNING e.id, e.status, e.attempts, e.last_error
@@ -5097,11 +5100,23 @@ BEGIN
     )
     SELECT count(*) FILTER (WHERE moved.status = 'pending')::integer,
            count(*) FILTER (WHERE moved.status = 'dead')::integer
+    INTO v_rescued, v_dead
     FROM moved;
+
+    -- A statement of its own, so it sees what the one above committed to
+    -- this transaction: what is still processing under the name now is what
+    -- another transaction held.
+    SELECT count(*)::integer
+    INTO v_held
+    FROM webhooks.events AS e
+    WHERE e.status = 'processing'
+      AND e.locked_by = rescue_worker.worker;
+
+    RETURN QUERY SELECT v_rescued, v_dead, v_held;
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.rescue_worker(worker text) IS 'Moves every event still processing under worker''s lease back to pending (or to dead at max_attempts) without waiting for the lease to expire, recording why in last_error and webhooks.event_errors, and returns how many were rescued and how many died; the attempt claim() counted still counts. For a worker that lost track of its leases (a claim whose reply a broken connection lost): call it as that worker, while it runs nothing under that name.';
+COMMENT ON FUNCTION webhooks.rescue_worker(worker text) IS 'Moves every event still processing under worker''s lease back to pending (or to dead at max_attempts) without waiting for the lease to expire, recording why in last_error and webhooks.event_errors; the attempt claim() counted still counts. Never waits for a row lock: rows another transaction holds (the worker''s own batch transaction on a broken connection) are skipped and counted in held; call again later while held > 0. Returns (rescued, dead, held). For a worker that lost track of its leases (a claim whose reply a broken connection lost): call it as that worker, while it runs nothing under that name. Nothing checks the caller: any role granted grant_worker may call it with any worker''s name (as it may complete() or fail() a known (id, worker, attempt)); such roles trust each other.';
 
 CREATE FUNCTION webhooks.resume(provider text, actor text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER

@@ -48,7 +48,10 @@ type Workers struct {
 	// HandlerTimeout bounds one handler call (its context's deadline). A
 	// handler still running past it no longer has its lease extended, so even
 	// one that ignores its context is rescued and run elsewhere once the
-	// lease expires — and its own completion is then refused.
+	// lease expires — and its own completion is then refused. Plus
+	// recordTimeout, it also bounds how long a two-phase batch transaction,
+	// which a Go handler runs in, may sit idle on the server
+	// (idleInTransaction); zero sets no such bound.
 	HandlerTimeout time.Duration
 	// LeaseMode is PGINBOX_LEASE_MODE: "two-phase" runs every handler with
 	// the two-phase lease (claim(), then the handler under a heartbeated
@@ -127,11 +130,10 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	backoff := time.Duration(0)
-	// stale says this worker may still hold leases under its name that it
-	// lost track of (a claim whose reply a broken connection lost, an
-	// outcome it could not record): it takes them back before it claims
-	// again (rescueOwn), instead of leaving them parked for the lease.
-	stale := false
+	// Leases this worker may have lost track of: it takes them back before
+	// it claims, without ever waiting for them (rescueOwn); those another
+	// transaction still holds it takes back on a later turn.
+	var lost rescueState
 	for {
 		select {
 		case <-ctx.Done():
@@ -141,15 +143,13 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			w.Metrics.Wakeups.WithLabelValues("poll").Inc()
 		}
 		for ctx.Err() == nil {
-			if stale {
+			if lost.due() {
 				// Before anything else, row-lock batches included: the
-				// parked events may be the heads of ordered sequences.
-				var err error
-				if stale, err = w.rescueOwn(ctx, log, name); err != nil {
-					if !w.retryAfter(ctx, log, &backoff, "taking back this worker's lost leases failed", err) {
-						return
-					}
-					continue
+				// parked events may be the heads of ordered sequences. A
+				// failure holds nothing up: the worker claims anyway and
+				// tries again rescueRetry later.
+				if err := w.rescueOwn(ctx, log, name, &lost); err != nil && ctx.Err() == nil {
+					log.Warn("taking back this worker's lost leases failed; claiming anyway", "error", err, "retry_in", rescueRetry)
 				}
 			}
 			if lease := w.rowLockNow(); lease != nil {
@@ -178,7 +178,7 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 				// Whatever failed, the claim may have committed (a reply
 				// the connection lost): its events would be this worker's,
 				// unseen, until their lease expired.
-				stale = true
+				lost.markStale()
 				if !w.retryAfter(ctx, log, &backoff, "claim failed", err) {
 					return
 				}
@@ -194,9 +194,12 @@ func (w *Workers) loop(ctx, hctx context.Context, name string) {
 			// Then look again, even after a short batch: what it completed
 			// may have released more (the next event of an ordered
 			// sequence). The loop ends when a claim finds nothing.
-			stale = !w.runClaimed(ctx, hctx, log, name, batch)
+			if !w.runClaimed(ctx, hctx, log, name, batch) {
+				lost.markStale()
+			}
 		}
-		poll.Reset(w.PollInterval)
+		// A stale worker wakes when its next rescueOwn is due.
+		poll.Reset(lost.wait(w.PollInterval))
 	}
 }
 
@@ -232,7 +235,7 @@ const claimSQL = `SELECT ` + claimColumns + ` FROM webhooks.claim($1, $2, $3::in
 // recordTimeout bounds each statement that takes, extends, records or
 // gives back a lease outside a batch statement — claim(), complete(),
 // fail(), release(), rescue_worker(), heartbeat() and the two-phase
-// transaction's begin and commit — so a connection whose packets vanish (a
+// transaction's begin, savepoints and commit — so a connection whose packets vanish (a
 // black hole: nothing closes it) fails that statement, and the worker
 // reconnects, instead of waiting for ever for a reply. The statement is
 // cancelled and, 5 seconds later, the connection given up
