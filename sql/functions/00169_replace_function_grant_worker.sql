@@ -1,6 +1,6 @@
 -- +goose Up
--- grant_worker, restated after 00210: it grants rescue_worker too. A version
--- of its own rather than folded into 00165, whose re-grant of existing roles
+-- grant_worker, restated after 00168: it grants rescue_worker too. A version
+-- of its own rather than folded into 00161, whose re-grant of existing roles
 -- runs before rescue_worker exists.
 -- begin sql/src/admin/grant_worker.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin

@@ -24,7 +24,7 @@
 -- columns with a constant default change only the catalog (no rewrite), and
 -- the CHECK is NOT VALID (every existing row satisfies it anyway: the new
 -- columns read NULL and false). The two index builds below read the table;
--- like 00088's they block ingest on a large table until they finish: to
+-- like 00087's they block ingest on a large table until they finish: to
 -- upgrade without that pause, create them CONCURRENTLY first with the same
 -- statements (IF NOT EXISTS makes this migration skip them), and swap the
 -- claim index by hand the same way.
@@ -160,7 +160,7 @@ COMMENT ON TABLE webhooks.order_skipped IS
   'was too large to index; last_external_id and last_detail (its size) name the latest.';
 
 -- Readers see the new table and columns: run grant_reader again for each
--- role it was run for (told apart as in 00102).
+-- role it was run for (told apart as in 00101).
 -- +goose StatementBegin
 DO $$
 DECLARE

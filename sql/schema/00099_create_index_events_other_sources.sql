@@ -1,5 +1,5 @@
 -- +goose Up
--- Like 00088's, this build blocks ingest on a large table: create the index
+-- Like 00087's, this build blocks ingest on a large table: create the index
 -- CONCURRENTLY first to upgrade without that pause (IF NOT EXISTS).
 -- The console's source filter: events that did not come in through the
 -- webhook endpoint (backfill, replays from another source) are a small share

@@ -1,7 +1,7 @@
 -- +goose Up
 -- The referential family, restated: backfill_checkpoint_age_seconds joins it,
 -- backfills_without_expectation leaves out providers with an event log, and
--- every check carries its remedy (webhooks.checks.remedy, added by 00290).
+-- every check carries its remedy (webhooks.checks.remedy, added by 00197).
 -- The other rows are written again unchanged; min_ok, max_ok and enabled,
 -- which an operator may have tuned, are never overwritten.
 -- begin sql/src/watch/checks_referential.sql (make sql-migrations wrote what follows from that file: edit it, not this)

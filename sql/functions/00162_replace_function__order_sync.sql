@@ -56,7 +56,7 @@ COMMENT ON FUNCTION webhooks._order_sync() IS
   'ordered event after its status, key or order value changed or it was deleted.';
 REVOKE EXECUTE ON FUNCTION webhooks._order_sync() FROM PUBLIC;
 -- end sql/src/order/_order_sync.sql
--- Upgrade steps: the triggers of sql/functions/00117 stand aside for a
+-- Upgrade steps: the triggers of sql/functions/00115 stand aside for a
 -- statement run under pginbox.order_bulk — set_ordering(), clear_ordering(),
 -- _mark_processed() and process_batch() settle each sequence they touched
 -- once, themselves, so such a row is not even queued — and, under 'mark'

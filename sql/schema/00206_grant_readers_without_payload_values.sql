@@ -1,11 +1,11 @@
 -- +goose Up
--- grant_reader again for each role it was run for (told apart as in 00102),
+-- grant_reader again for each role it was run for (told apart as in 00101),
 -- now that it gives no value taken from a payload: a reader reads
 -- webhooks.events without order_key, order_num and order_text,
 -- webhooks.order_marks without order_key, order_num, order_text, prior_num
 -- and prior_text, and webhooks.blocked_sequences without sequence_key (the
 -- values at the provider's key_path and order_path: a customer id, an
--- e-mail). It also reads the tables and views added since 00113 ran it
+-- e-mail). It also reads the tables and views added since 00111 ran it
 -- (blocked_sequences, alerts, alert_state, out_of_order_pruned), which a
 -- console or dashboard on a reader role could not read until an operator ran
 -- it again (TestSecurityUpgradeKeepsGrants).

@@ -36,7 +36,7 @@ COMMENT ON TABLE webhooks.out_of_order_pruned IS
   'their count plus the events still stored never goes down.';
 
 -- Readers see the new table: run grant_reader again for each role it was
--- run for (told apart as in 00102).
+-- run for (told apart as in 00101).
 -- +goose StatementBegin
 DO $$
 DECLARE

@@ -62,7 +62,7 @@ COMMENT ON MATERIALIZED VIEW webhooks.queue_health IS
 
 -- Upgrade step (hand-written): dropping the materialized view dropped the
 -- readers' SELECT on it; run grant_reader again for each role it was run
--- for (told apart as in 00102).
+-- for (told apart as in 00101).
 -- +goose StatementBegin
 DO $$
 DECLARE
