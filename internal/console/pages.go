@@ -56,7 +56,7 @@ type pageData struct {
 
 // page returns the layout's data of a page.
 func (c *Console) page(r *http.Request, title, nav string) pageData {
-	return pageData{Title: title, Nav: nav, Token: c.auth.token != "", Flash: flashText(r), Now: c.now()}
+	return pageData{Title: title, Nav: nav, Token: c.auth.HasToken(), Flash: flashText(r), Now: c.now()}
 }
 
 // render executes page name into a buffer, so a template error answers 500
