@@ -59,12 +59,13 @@ func TestJobsRunAtTheirIntervals(t *testing.T) {
 	if n := afterChecks.Load(); n != 0 {
 		t.Errorf("AfterChecks called %d times for check runs that failed", n)
 	}
-	// Each reconcile pass counted is a pass the database recorded.
+	// Each reconcile pass counted is a pass the database recorded (and the
+	// pass the end of ctx cut short may have committed uncounted).
 	var recorded int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'schedule'`).Scan(&recorded); err != nil {
 		t.Fatal(err)
 	}
-	if ok := runs("reconcile", "ok"); recorded != ok {
+	if ok := runs("reconcile", "ok"); recorded != ok && recorded != ok+1 {
 		t.Errorf("webhooks.reconcile_runs has %d scheduled passes, the metric %d", recorded, ok)
 	}
 }
