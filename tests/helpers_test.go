@@ -262,12 +262,7 @@ func newRole(t *testing.T, ownerURL, role, grant string) string {
 // roleConn creates role with newRole and returns a connection as it.
 func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), newRole(t, ownerURL, role, grant))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connect(t, newRole(t, ownerURL, role, grant))
 }
 
 func reconcile(t testing.TB, pool *pgxpool.Pool) reconcileResult {
@@ -596,12 +591,7 @@ func reconcilePass(t testing.TB, pool *pgxpool.Pool) {
 // database behind pool.
 func holdConn(t testing.TB, pool *pgxpool.Pool) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connect(t, pool.Config().ConnString())
 }
 
 // tcpProxy forwards loopback connections to a target. Freeze makes every
@@ -911,7 +901,7 @@ func pginboxBinary(t *testing.T) string {
 }
 
 // connect opens a connection of its own to url, closed when t ends.
-func connect(t *testing.T, url string) *pgx.Conn {
+func connect(t testing.TB, url string) *pgx.Conn {
 	t.Helper()
 	c, err := pgx.Connect(context.Background(), url)
 	if err != nil {
