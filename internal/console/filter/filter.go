@@ -24,7 +24,7 @@ import (
 // The event list's limits.
 const (
 	DefaultLimit = 50
-	MaxLimit     = 500
+	maxLimit     = 500
 	// payloadWindow is the widest received_at window a payload search
 	// scans (payload containment has no index: ingest would pay for one).
 	payloadWindow = 7 * 24 * time.Hour
@@ -347,8 +347,8 @@ func ParseList(q url.Values) (List, error) {
 	}
 	if v := strings.TrimSpace(q.Get("limit")); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxLimit {
-			return lr, bad("limit: %q is not a number from 1 to %d", v, MaxLimit)
+		if err != nil || n < 1 || n > maxLimit {
+			return lr, bad("limit: %q is not a number from 1 to %d", v, maxLimit)
 		}
 		lr.Limit = n
 	}
