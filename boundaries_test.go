@@ -18,6 +18,10 @@ import (
 //     gaps and the ordering through internal/status, and the console
 //     imports neither backfill (which acts on gaps) nor the metrics
 //     registry nor the root package (whose only business is migrations);
+//   - the console's parts below it (auth: who may use the listener; filter:
+//     the event list's filter and its SQL; format: how figures are written)
+//     import no package of pginbox, neither the console above them nor
+//     the database's readers;
 //   - internal/ingest verifies through internal/provider/sig, not through
 //     runner/verify, the public facade made for programs outside.
 func TestBoundaries(t *testing.T) {
@@ -30,10 +34,13 @@ func TestBoundaries(t *testing.T) {
 	}{
 		{pkg: "internal/console", forbidden: []string{"pginbox", "internal/backfill/...", "internal/metrics", "runner/..."},
 			required: []string{"internal/status"}},
+		{pkg: "internal/console/auth", forbidden: []string{"pginbox", "internal/...", "runner/..."}},
+		{pkg: "internal/console/filter", forbidden: []string{"pginbox", "internal/...", "runner/..."}},
+		{pkg: "internal/console/format", forbidden: []string{"pginbox", "internal/...", "runner/..."}},
 		{pkg: "internal/metrics", forbidden: []string{"internal/backfill", "internal/console"}, required: []string{"internal/status"}},
 		{pkg: "internal/cli", required: []string{"internal/status"}},
 		{pkg: "internal/ingest", forbidden: []string{"runner/..."}, required: []string{"internal/provider/sig"}},
-		{pkg: "internal/status", forbidden: []string{"internal/backfill/...", "internal/metrics", "internal/console", "internal/provider/...", "runner/..."}},
+		{pkg: "internal/status", forbidden: []string{"internal/backfill/...", "internal/metrics", "internal/console/...", "internal/provider/...", "runner/..."}},
 	} {
 		p := pkgs[tc.pkg]
 		if p == nil {

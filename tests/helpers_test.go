@@ -262,12 +262,7 @@ func newRole(t *testing.T, ownerURL, role, grant string) string {
 // roleConn creates role with newRole and returns a connection as it.
 func roleConn(t *testing.T, ownerURL, role, grant string) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), newRole(t, ownerURL, role, grant))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connect(t, newRole(t, ownerURL, role, grant))
 }
 
 func reconcile(t testing.TB, pool *pgxpool.Pool) reconcileResult {
@@ -596,12 +591,7 @@ func reconcilePass(t testing.TB, pool *pgxpool.Pool) {
 // database behind pool.
 func holdConn(t testing.TB, pool *pgxpool.Pool) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), pool.Config().ConnString())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connect(t, pool.Config().ConnString())
 }
 
 // tcpProxy forwards loopback connections to a target. Freeze makes every
@@ -908,4 +898,57 @@ func pginboxBinary(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// connect opens a connection of its own to url, closed when t ends.
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// orderedHandler is the SQL handler setupOrdered creates.
+const orderedHandler = "app.ordered(webhooks.events)"
+
+// pendingRow is one row of webhooks.process_pending() (or of
+// process_batch(), which returns no attempt), with its event's external id.
+type pendingRow struct {
+	EventID    int64   `db:"event_id"`
+	ExternalID string  `db:"external_id"`
+	Outcome    string  `db:"outcome"`
+	Error      *string `db:"error"`
+	Attempt    int32   `db:"attempt"`
+}
+
+// rowQuerier is a pool, a connection or a transaction.
+type rowQuerier interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}
+
+// runPending runs one webhooks.process_pending(handler, worker, max) on q
+// and returns its rows in the order it returned them. It fails no test, so
+// a goroutine may call it; processPending is the test's own.
+func runPending(ctx context.Context, q rowQuerier, handler, worker string, max int) ([]pendingRow, error) {
+	rows, err := q.Query(ctx, `SELECT p.event_id, e.external_id, p.outcome, p.error, p.attempt
+		FROM webhooks.process_pending($1::text::regprocedure, $2, $3) WITH ORDINALITY AS p
+		JOIN webhooks.events AS e ON e.id = p.event_id
+		ORDER BY p.ordinality`, handler, worker, max)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[pendingRow])
+}
+
+// processPending is runPending for the test's goroutine: an error fails t.
+func processPending(t testing.TB, q rowQuerier, handler, worker string, max int) []pendingRow {
+	t.Helper()
+	out, err := runPending(context.Background(), q, handler, worker, max)
+	if err != nil {
+		t.Fatalf("process_pending(%s, %s, %d): %v", handler, worker, max, err)
+	}
+	return out
 }

@@ -49,9 +49,9 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 				release = func() { _ = tx.Rollback(ctx) }
 				defer release()
 			}
-			var first []runRow
+			var first []pendingRow
 			if tc.lock == "" {
-				first = processRun(t, pool, tc.maxEvents)
+				first = processPending(t, pool, orderedHandler, "w", tc.maxEvents)
 			} else {
 				first = processRunPastLock(t, pool, tc.maxEvents, release)
 			}
@@ -88,7 +88,7 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 					t.Fatalf("%d events left after the first batch, want the locked one and the two behind it", n)
 				}
 			}
-			for calls := 0; calls < 50 && len(processRun(t, pool, tc.maxEvents)) > 0; calls++ {
+			for calls := 0; calls < 50 && len(processPending(t, pool, orderedHandler, "w", tc.maxEvents)) > 0; calls++ {
 				assertPrefixes(t, pool)
 			}
 			auditOrder(t, pool, "stripe", int64(tc.keys*tc.perKey), true)
@@ -101,15 +101,15 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 // (SKIP LOCKED), and its settle, which then wants that event (the next of
 // its sequence), waits for the lock. Once it waits, release ends the other
 // transaction and the batch commits.
-func processRunPastLock(t *testing.T, pool *pgxpool.Pool, maxEvents int, release func()) []runRow {
+func processRunPastLock(t *testing.T, pool *pgxpool.Pool, maxEvents int, release func()) []pendingRow {
 	t.Helper()
 	type result struct {
-		rows []runRow
+		rows []pendingRow
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		got, err := runPending(context.Background(), pool, maxEvents)
+		got, err := runPending(context.Background(), pool, orderedHandler, "w", maxEvents)
 		done <- result{got, err}
 	}()
 	deadline := time.Now().Add(30 * time.Second)

@@ -10,17 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// connect opens a connection of its own to url, closed when t ends.
-func connect(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	c, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	return c
-}
-
 // lockedRelations is the sorted list of relations of schema webhooks that
 // the transaction on c holds a lock on.
 func lockedRelations(t *testing.T, ctx context.Context, c *pgx.Conn) []string {

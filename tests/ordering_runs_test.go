@@ -10,35 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// runRow is one row of webhooks.process_pending().
-type runRow struct {
-	ExternalID string
-	Outcome    string
-}
-
-// processRun runs one webhooks.process_pending() call with app.ordered
-// and returns its rows in the order returned.
-func processRun(t *testing.T, pool *pgxpool.Pool, maxEvents int) []runRow {
-	t.Helper()
-	got, err := runPending(context.Background(), pool, maxEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// runPending is processRun's call, for a goroutine (no t.Fatal).
-func runPending(ctx context.Context, pool *pgxpool.Pool, maxEvents int) ([]runRow, error) {
-	rows, err := pool.Query(ctx, `SELECT e.external_id, p.outcome
-		FROM webhooks.process_pending('app.ordered(webhooks.events)'::regprocedure, 'w', $1) WITH ORDINALITY AS p
-		JOIN webhooks.events AS e ON e.id = p.event_id
-		ORDER BY p.ordinality`, maxEvents)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
-}
-
 // runsOf is the external ids app.ordered ran, in the order it ran them.
 func runsOf(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
@@ -81,11 +52,11 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 		maxEvents int
 		failing   string
 		// calls until nothing is left, with failing cleared after the first
-		check func(t *testing.T, pool *pgxpool.Pool, first []runRow, calls int)
+		check func(t *testing.T, pool *pgxpool.Pool, first []pendingRow, calls int)
 	}{
 		{
 			name: "whole sequences in one batch", maxEvents: 100,
-			check: func(t *testing.T, pool *pgxpool.Pool, first []runRow, calls int) {
+			check: func(t *testing.T, pool *pgxpool.Pool, first []pendingRow, calls int) {
 				if len(first) != 8 {
 					t.Fatalf("the first batch ran %d events, want all 8: %v", len(first), first)
 				}
@@ -96,7 +67,7 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 		},
 		{
 			name: "max_events bounds a run", maxEvents: 3,
-			check: func(t *testing.T, pool *pgxpool.Pool, first []runRow, calls int) {
+			check: func(t *testing.T, pool *pgxpool.Pool, first []pendingRow, calls int) {
 				if len(first) != 3 {
 					t.Fatalf("the first batch ran %d events, want 3: %v", len(first), first)
 				}
@@ -112,7 +83,7 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 		},
 		{
 			name: "a failure stops its own run", maxEvents: 100, failing: "a3",
-			check: func(t *testing.T, pool *pgxpool.Pool, first []runRow, calls int) {
+			check: func(t *testing.T, pool *pgxpool.Pool, first []pendingRow, calls int) {
 				var got []string
 				for _, r := range first {
 					got = append(got, r.ExternalID+":"+r.Outcome)
@@ -141,7 +112,7 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 			if tc.failing != "" {
 				execSQL(t, pool, `INSERT INTO app.failing VALUES ($1)`, tc.failing)
 			}
-			first := processRun(t, pool, tc.maxEvents)
+			first := processPending(t, pool, orderedHandler, "w", tc.maxEvents)
 			assertPrefixes(t, pool)
 			if tc.failing != "" {
 				// The run stopped at the failure: what was behind it waits, held,
@@ -158,7 +129,7 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 			}
 			calls := 1
 			for ; calls < 20; calls++ {
-				if len(processRun(t, pool, tc.maxEvents)) == 0 {
+				if len(processPending(t, pool, orderedHandler, "w", tc.maxEvents)) == 0 {
 					break
 				}
 				assertPrefixes(t, pool)
@@ -186,8 +157,9 @@ func TestOrderingProcessPendingRuns(t *testing.T) {
 }
 
 // batchRun claims what is runnable and runs it with one process_batch()
-// call; it returns the external ids of the rows, in order, with outcomes.
-func batchRun(t *testing.T, pool *pgxpool.Pool) []runRow {
+// call; it returns its rows in order, with their external ids (Attempt
+// unset: process_batch() returns none).
+func batchRun(t *testing.T, pool *pgxpool.Pool) []pendingRow {
 	t.Helper()
 	execSQL(t, pool, `UPDATE webhooks.events SET run_after = now() WHERE status = 'pending'`)
 	got := claim(t, pool, "w", 100, "5 minutes")
@@ -195,14 +167,14 @@ func batchRun(t *testing.T, pool *pgxpool.Pool) []runRow {
 		return nil
 	}
 	ids, atts := fences(got)
-	rows, err := pool.Query(context.Background(), `SELECT e.external_id, b.outcome
+	rows, err := pool.Query(context.Background(), `SELECT b.event_id, e.external_id, b.outcome, b.error
 		FROM webhooks.process_batch('app.ordered(webhooks.events)'::regprocedure, 'w', $1, $2) WITH ORDINALITY AS b
 		JOIN webhooks.events AS e ON e.id = b.event_id
 		ORDER BY b.ordinality`, ids, atts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runRow])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[pendingRow])
 	if err != nil {
 		t.Fatal(err)
 	}

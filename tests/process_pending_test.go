@@ -31,29 +31,6 @@ const pendingHandlerSQL = `
 	    END IF;
 	END $$;`
 
-type pendingRow struct {
-	EventID int64
-	Outcome string
-	Error   *string
-	Attempt int32
-}
-
-func processPending(t *testing.T, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, worker string, max int) []pendingRow {
-	t.Helper()
-	rows, err := q.Query(context.Background(), `SELECT event_id, outcome, error, attempt
-		FROM webhooks.process_pending('app.h(webhooks.events)', $1, $2)`, worker, max)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[pendingRow])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestProcessPending: with the row lock as the lease one statement runs the
 // handler over a batch and marks it processed — one row version per event,
 // the handler seeing the row as a claim hands it out. A raising handler
@@ -68,7 +45,7 @@ func TestProcessPending(t *testing.T) {
 	// A batch without failures: one statement writes each row once, in one
 	// (sub)transaction — both rows share one xmin, not the insert's.
 	inserted := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.events`)
-	if out := processPending(t, pool, "w", 2); len(out) != 2 || out[0].Outcome != "processed" || out[1].Outcome != "processed" {
+	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 2); len(out) != 2 || out[0].Outcome != "processed" || out[1].Outcome != "processed" {
 		t.Fatalf("a clean batch: %+v", out)
 	}
 	if n := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.events`); n != 1 || inserted != 2 {
@@ -79,7 +56,7 @@ func TestProcessPending(t *testing.T) {
 	ingest(t, pool, "p", "last", "t", `{"fail": true}`)
 	execSQL(t, pool, `UPDATE webhooks.events SET max_attempts = 1 WHERE external_id = 'last'`)
 
-	out := processPending(t, pool, "w", 10)
+	out := processPending(t, pool, "app.h(webhooks.events)", "w", 10)
 	got := map[string]string{}
 	for _, o := range out {
 		var ext string
@@ -124,7 +101,7 @@ func TestProcessPending(t *testing.T) {
 	if strings.Join(seen, " ") != "ok1:processing:1:w ok2:processing:1:w ok3:processing:1:w" {
 		t.Fatalf("side table %v, want one row per processed event, seen as processing, attempt 1, locked by w", seen)
 	}
-	if out := processPending(t, pool, "w", 10); len(out) != 0 {
+	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 10); len(out) != 0 {
 		t.Fatalf("a second call ran %d events (the failed one is backing off, the rest are done)", len(out))
 	}
 }
@@ -201,11 +178,11 @@ func TestProcessPendingWorkerKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := processPending(t, tx, "victim", 10); len(out) != 10 {
+	if out := processPending(t, tx, "app.h(webhooks.events)", "victim", 10); len(out) != 10 {
 		t.Fatalf("victim ran %d events, want 10", len(out))
 	}
 	// Mid-batch: the other worker gets the other ten only.
-	if out := processPending(t, pool, "other", 100); len(out) != 10 {
+	if out := processPending(t, pool, "app.h(webhooks.events)", "other", 100); len(out) != 10 {
 		t.Fatalf("another worker ran %d events while the victim held 10, want the other 10", len(out))
 	}
 	execSQL(t, pool, `SELECT pg_terminate_backend($1)`, pid)
@@ -218,7 +195,7 @@ func TestProcessPendingWorkerKilled(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM app.seen`); n != 10 {
 		t.Fatalf("side table %d rows, want only the other worker's 10", n)
 	}
-	if out := processPending(t, pool, "other", 100); len(out) != 10 {
+	if out := processPending(t, pool, "app.h(webhooks.events)", "other", 100); len(out) != 10 {
 		t.Fatalf("after the victim died another worker ran %d events, want its 10", len(out))
 	}
 	if n := queryInt(t, pool, `SELECT count(DISTINCT event_id) FROM app.seen`); n != 20 || queryInt(t, pool, `SELECT count(*) FROM app.seen`) != 20 {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // TestOrderingCommand: `pginbox ordering` says when nothing is ordered,
@@ -21,11 +23,11 @@ func TestOrderingCommand(t *testing.T) {
 		t.Fatalf("nothing ordered: exit %d\n%s%s", code, out, errOut)
 	}
 
-	mustExec(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer', '$.created')`)
-	mustExec(t, pool, `SELECT webhooks.set_ordering('gh', '$.repository.id', dead_blocks => false)`)
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_1', 'customer.created', '{"created": 1, "data": {"object": {"customer": "cus_9"}}}')`)
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_2', 'customer.updated', '{"created": 2, "data": {"object": {"customer": "cus_9"}}}')`)
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_3', 'customer.updated', '{"created": 3, "data": {"object": {"customer": "cus_9"}}}')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.set_ordering('stripe', '$.data.object.customer', '$.created')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.set_ordering('gh', '$.repository.id', dead_blocks => false)`)
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_1', 'customer.created', '{"created": 1, "data": {"object": {"customer": "cus_9"}}}')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_2', 'customer.updated', '{"created": 2, "data": {"object": {"customer": "cus_9"}}}')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('stripe', 'evt_3', 'customer.updated', '{"created": 3, "data": {"object": {"customer": "cus_9"}}}')`)
 	var head int64
 	if err := pool.QueryRow(ctx, `SELECT webhooks.fail(c.id, 'w', c.attempts, 'handler: no such plan') IS NOT NULL, c.id FROM webhooks.claim('w', 10) AS c`).Scan(new(bool), &head); err != nil {
 		t.Fatalf("claim and fail the head: %v", err)

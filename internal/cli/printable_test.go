@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // hostile is an order key, a gap's key, a handler's error and a worker's
@@ -91,19 +93,19 @@ func TestCommandsEscapeStoredValues(t *testing.T) {
 	env, pool := adminDB(t)
 	ctx := context.Background()
 	// A worker named hostile holds an event, the first stored.
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('plain', 'p1', 't', '{}')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('plain', 'p1', 't', '{}')`)
 	var busy int64
 	if err := pool.QueryRow(ctx, `SELECT c.id FROM webhooks.claim($1, 1) AS c`, "worker"+hostile).Scan(&busy); err != nil {
 		t.Fatalf("claim the plain event as the hostile worker: %v", err)
 	}
 	// A sequence keyed hostile, blocked by its head's hostile error.
 	payload, _ := json.Marshal(map[string]string{"k": hostile})
-	mustExec(t, pool, `SELECT webhooks.set_ordering('evil', '$.k')`)
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('evil', 'e1', 'evil.type', $1::jsonb)`, string(payload))
-	mustExec(t, pool, `SELECT webhooks.ingest_webhook('evil', 'e2', 'evil.type', $1::jsonb)`, string(payload))
-	mustExec(t, pool, `SELECT webhooks.fail(c.id, 'w', c.attempts, $1) FROM webhooks.claim('w', 1) AS c`, "handler: "+hostile)
+	pgtest.Exec(t, pool, `SELECT webhooks.set_ordering('evil', '$.k')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('evil', 'e1', 'evil.type', $1::jsonb)`, string(payload))
+	pgtest.Exec(t, pool, `SELECT webhooks.ingest_webhook('evil', 'e2', 'evil.type', $1::jsonb)`, string(payload))
+	pgtest.Exec(t, pool, `SELECT webhooks.fail(c.id, 'w', c.attempts, $1) FROM webhooks.claim('w', 1) AS c`, "handler: "+hostile)
 	// A gap whose provider and external id are hostile.
-	mustExec(t, pool, `SELECT webhooks.expect($1, $1, now() - interval '1 minute')`, "gap"+hostile)
+	pgtest.Exec(t, pool, `SELECT webhooks.expect($1, $1, now() - interval '1 minute')`, "gap"+hostile)
 
 	for _, tc := range []struct {
 		name   string

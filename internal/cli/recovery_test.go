@@ -23,18 +23,11 @@ func recoveryDB(t *testing.T) (string, *pgxpool.Pool) {
 	return url, pgtest.PoolFor(t, url, 2)
 }
 
-func mustExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
-	t.Helper()
-	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
 // TestReconcileCommand: `pginbox reconcile` runs one pass and prints its JSON.
 func TestReconcileCommand(t *testing.T) {
 	t.Parallel()
 	url, pool := recoveryDB(t)
-	mustExec(t, pool, `SELECT webhooks.expect('sume', 'j', now() - interval '1 minute')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.expect('sume', 'j', now() - interval '1 minute')`)
 	code, out, errOut := runCLI(t, map[string]string{"DATABASE_URL": url}, "reconcile")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -69,9 +62,9 @@ func TestGapsCommand(t *testing.T) {
 		t.Fatalf("no gaps as JSON: exit %d, %q", code, out)
 	}
 
-	mustExec(t, pool, `SELECT webhooks.expect('sume', 'job_1', now() - interval '1 hour')`)
-	mustExec(t, pool, `SELECT webhooks.expect('sume', 'job_2', now() - interval '1 minute')`)
-	mustExec(t, pool, `SELECT webhooks.expect('other', 'x', now() - interval '2 minutes')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.expect('sume', 'job_1', now() - interval '1 hour')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.expect('sume', 'job_2', now() - interval '1 minute')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.expect('other', 'x', now() - interval '2 minutes')`)
 	code, out, errOut = runCLI(t, env, "gaps")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "PROVIDER") ||
@@ -126,7 +119,7 @@ func TestGapsCommand(t *testing.T) {
 		t.Errorf("the foreign status_url was requested: %s", r.URL)
 	}))
 	defer evil.Close()
-	mustExec(t, pool, `SELECT webhooks.expect('sume', 'job_3', now() - interval '1 minute', $1)`, evil.URL+"/steal")
+	pgtest.Exec(t, pool, `SELECT webhooks.expect('sume', 'job_3', now() - interval '1 minute', $1)`, evil.URL+"/steal")
 	code, out, _ = runCLI(t, env, "gaps", "--provider", "sume")
 	if code != 0 || !strings.Contains(out, "refused: foreign_origin") {
 		t.Fatalf("listing a foreign status_url: exit %d\n%s", code, out)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/format"
 )
 
 // chartPair is one window's two charts (throughput, latency) and its sums.
@@ -87,10 +89,10 @@ func trafficCharts(buckets []trafficBucket, slots int, step time.Duration, label
 			p50 = append(p50, fmt.Sprintf("%.1f,%.1f", x+slot/2, y))
 		}
 	}
-	tp.Max = fmtNum(float64(maxN))
+	tp.Max = format.Num(float64(maxN))
 	lat.Points = strings.Join(pts, " ")
 	lat.P50 = strings.Join(p50, " ")
-	lat.Max = fmtDuration(time.Duration(maxL * float64(time.Second)))
+	lat.Max = format.Duration(time.Duration(maxL * float64(time.Second)))
 	lat.Empty = len(pts) == 0
 	return tp, lat
 }

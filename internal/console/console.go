@@ -8,7 +8,6 @@
 package console
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pginbox/pginbox/internal/console/auth"
 )
 
 // Config is what the console needs from the runner that serves it.
@@ -68,7 +69,7 @@ type Console struct {
 	pool    *pgxpool.Pool
 	log     *slog.Logger
 	now     func() time.Time
-	auth    *adminAuth
+	auth    *auth.Auth
 	cache   statusCache
 	handler http.Handler
 	// started is when the console was built: the overview says "no data"
@@ -89,11 +90,11 @@ func New(cfg Config) (*Console, error) {
 		c.now = time.Now
 	}
 	c.started = c.now()
-	c.auth = newAdminAuth(cfg.Token, cfg.Addr, cfg.Hosts, c.now)
-	c.auth.proxies = cfg.TrustedProxies
-	if _, err := rand.Read(c.auth.key); err != nil {
-		return nil, fmt.Errorf("console: session key: %w", err)
+	a, err := auth.New(cfg.Token, cfg.Addr, cfg.Hosts, cfg.TrustedProxies, c.now)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
 	}
+	c.auth = a
 	c.handler = c.routes()
 	return c, nil
 }

@@ -129,7 +129,7 @@ func TestLogoutNeedsSameOrigin(t *testing.T) {
 			if w.Code != tc.want {
 				t.Fatalf("POST /logout: %d, want %d", w.Code, tc.want)
 			}
-			if cleared := strings.Contains(w.Header().Get("Set-Cookie"), sessionCookie+"="); cleared != tc.clears {
+			if cleared := strings.Contains(w.Header().Get("Set-Cookie"), "pginbox_session="); cleared != tc.clears {
 				t.Fatalf("Set-Cookie %q: cleared %t, want %t", w.Header().Get("Set-Cookie"), cleared, tc.clears)
 			}
 		})

@@ -41,7 +41,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) {
 		unavailable(w)
 		return
 	}
-	d := homePage{pageData: c.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: c.auth.token != ""}
+	d := homePage{pageData: c.page(r, verdictTitle(st), "home"), statusPage: st, CanReplay: c.auth.HasToken()}
 	d.pageData.Paused = st.PausedList
 	if st.Retrying > 0 {
 		d.RetryLine = retryText(st.Retrying, st.NextRetryAt, c.now())

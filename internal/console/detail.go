@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/internal/console/format"
 )
 
 // eventDetail is the JSON of GET /api/events/{id}.
@@ -174,11 +176,11 @@ func (c *Console) nextRun(d *eventDetail) string {
 	case d.OrderHeld:
 		return "held: waits on an earlier event of its sequence"
 	case due < 0:
-		return "next run in " + fmtDuration(-due)
+		return "next run in " + format.Duration(-due)
 	case c.cfg.NoHandler && d.ClaimedAt == nil:
 		return "waiting for a worker: PGINBOX_HANDLER=none"
 	case d.Paused:
 		return "due, provider paused"
 	}
-	return "due " + fmtDuration(due) + " ago, waiting for a worker"
+	return "due " + format.Duration(due) + " ago, waiting for a worker"
 }

@@ -12,12 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/filter"
 )
 
 // eventsPage is the data of GET /events.
 type eventsPage struct {
 	pageData
-	Filter      eventsFilter
+	Filter      filter.Filter
 	Since       string
 	Until       string
 	PayloadText string
@@ -76,8 +78,8 @@ func (p *eventsPage) SelfURL() string { return p.FirstURL() }
 // confirmation step (?confirm=replay).
 func (c *Console) eventsHTML(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := &eventsPage{pageData: c.page(r, "Events", "events"), Statuses: statuses, MaxReplay: maxReplay, CapN: countCap,
-		Since: q.Get("since"), Until: q.Get("until"), PayloadText: q.Get("payload"), Cursor: q.Get("cursor"), Limit: defaultListLimit, query: q}
+	p := &eventsPage{pageData: c.page(r, "Events", "events"), Statuses: filter.Statuses, MaxReplay: maxReplay, CapN: filter.CountCap,
+		Since: q.Get("since"), Until: q.Get("until"), PayloadText: q.Get("payload"), Cursor: q.Get("cursor"), Limit: filter.DefaultLimit, query: q}
 	for k, vs := range filterQuery(q) {
 		if k != "limit" {
 			p.Hidden = append(p.Hidden, hiddenField{k, vs[0]})
@@ -85,9 +87,9 @@ func (c *Console) eventsHTML(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	lr, err := parseList(r)
+	lr, err := filter.ParseList(r.URL.Query())
 	p.Filter, p.Limit = lr.Filter, lr.Limit
-	var fe *filterError
+	var fe *filter.Error
 	switch {
 	case errors.As(err, &fe):
 		p.Error = fe.Error()
@@ -106,7 +108,7 @@ func (c *Console) eventsHTML(w http.ResponseWriter, r *http.Request) {
 				p.Confirm = &struct{ N int }{len(ids)}
 			}
 		}
-		if errors.As(refusedValue(err), &fe) {
+		if errors.As(filter.Refused(err), &fe) {
 			c.log.Debug("console: events page: a filter value refused", "error", err)
 			p.List, p.Confirm, p.Error = nil, nil, fe.Error()
 			w.WriteHeader(http.StatusBadRequest)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/auth"
 )
 
 // guard enforces the token rules on the console and /api/*.
@@ -12,7 +14,7 @@ func (c *Console) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api := strings.HasPrefix(r.URL.Path, "/api/")
 		action := r.Method == http.MethodPost
-		if c.auth.token == "" {
+		if !c.auth.HasToken() {
 			if action {
 				refuse(w, api, http.StatusForbidden, "actions are disabled: set PGINBOX_ADMIN_TOKEN to enable them")
 				return
@@ -20,26 +22,26 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ip, _ := c.auth.client(r)
-		cred, cookie := c.auth.check(r)
+		ip, _ := c.auth.Client(r)
+		cred, cookie := c.auth.Check(r)
 		// A valid session cookie is never refused: it is an HMAC under a
 		// per-process key, nothing anyone can guess, so an operator who is
 		// logged in keeps the console while someone else guesses tokens.
-		if !(cred == credValid && cookie) {
-			wait, ticket := c.auth.limiter.admit(ip, c.now())
+		if !(cred == auth.Valid && cookie) {
+			wait, ticket := c.auth.Admit(ip)
 			if wait > 0 {
 				tooMany(w, api, wait)
 				return
 			}
-			if cred != credWrong {
-				c.auth.limiter.refund(ip, ticket)
+			if cred != auth.Wrong {
+				c.auth.Refund(ip, ticket)
 			}
 		}
 		switch cred {
-		case credWrong:
+		case auth.Wrong:
 			c.log.Warn("admin request refused: wrong token or session", "remote", r.RemoteAddr, "client", ip, "path", r.URL.Path)
 			fallthrough
-		case credNone:
+		case auth.None:
 			if api || action {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="pginbox"`)
 				refuse(w, api, http.StatusUnauthorized, "the admin token is required (Authorization: Bearer <token>, or log in at /login)")
@@ -48,7 +50,7 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
-		if action && cookie && !sameOrigin(r) {
+		if action && cookie && !auth.SameOrigin(r) {
 			c.log.Warn("admin action refused: cross-site request", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"))
 			refuse(w, api, http.StatusForbidden, "cross-site request refused")
 			return

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pginbox/pginbox/internal/console/filter"
 )
 
 // eventRow is one event of the list (GET /api/events).
@@ -49,42 +49,12 @@ type pausedProvider struct {
 	PausedBy string    `json:"paused_by"`
 }
 
-// listRequest is a parsed GET /events or /api/events.
-type listRequest struct {
-	Filter eventsFilter
-	Limit  int
-	After  *cursor // keyset: events older than this one
-}
-
-// parseList reads the filter, limit and cursor of a list request.
-func parseList(r *http.Request) (listRequest, error) {
-	q := r.URL.Query()
-	lr := listRequest{Limit: defaultListLimit}
-	var err error
-	if lr.Filter, err = parseFilter(q); err != nil {
-		return lr, err
-	}
-	if v := strings.TrimSpace(q.Get("limit")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxListLimit {
-			return lr, badFilter("limit: %q is not a number from 1 to %d", v, maxListLimit)
-		}
-		lr.Limit = n
-	}
-	if v := strings.TrimSpace(q.Get("cursor")); v != "" {
-		if lr.After, err = decodeCursor(v); err != nil {
-			return lr, err
-		}
-	}
-	return lr, nil
-}
-
 // listEvents runs the page query, the capped counts and the paused list.
-func (c *Console) listEvents(ctx context.Context, lr listRequest) (*eventList, error) {
+func (c *Console) listEvents(ctx context.Context, lr filter.List) (*eventList, error) {
 	now := c.now()
-	out := &eventList{Events: []eventRow{}, Counts: map[string]int64{}, CountCap: countCap, Limit: lr.Limit, Paused: []pausedProvider{}}
+	out := &eventList{Events: []eventRow{}, Counts: map[string]int64{}, CountCap: filter.CountCap, Limit: lr.Limit, Paused: []pausedProvider{}}
 	var args []any
-	q := lr.Filter.listSQL(eventCols, lr.After, lr.Limit+1, now, &args)
+	q := lr.Filter.ListSQL(eventCols, lr.After, lr.Limit+1, now, &args)
 	rows, err := c.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
@@ -95,12 +65,12 @@ func (c *Console) listEvents(ctx context.Context, lr listRequest) (*eventList, e
 	if len(out.Events) > lr.Limit {
 		out.Events = out.Events[:lr.Limit]
 		last := out.Events[len(out.Events)-1]
-		c := encodeCursor(last.ReceivedAt, last.ID)
+		c := filter.EncodeCursor(last.ReceivedAt, last.ID)
 		out.NextCursor = &c
 	}
 	// Counts per status, each capped: one index range scan per status.
 	args = args[:0]
-	rows, err = c.pool.Query(ctx, lr.Filter.countSQL(now, &args), args...)
+	rows, err = c.pool.Query(ctx, lr.Filter.CountSQL(now, &args), args...)
 	if err != nil {
 		return nil, fmt.Errorf("count events: %w", err)
 	}
@@ -121,7 +91,7 @@ func (c *Console) listEvents(ctx context.Context, lr listRequest) (*eventList, e
 		return nil, err
 	}
 	if len(lr.Filter.Payload) > 0 {
-		since, until := lr.Filter.window(now)
+		since, until := lr.Filter.Window(now)
 		out.Window = &[2]*time.Time{since, until}
 	}
 	return out, nil
@@ -142,7 +112,7 @@ func (c *Console) paused(ctx context.Context) ([]pausedProvider, error) {
 
 // apiEvents is GET /api/events.
 func (c *Console) apiEvents(w http.ResponseWriter, r *http.Request) {
-	lr, err := parseList(r)
+	lr, err := filter.ParseList(r.URL.Query())
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
@@ -150,8 +120,8 @@ func (c *Console) apiEvents(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	out, err := c.listEvents(ctx, lr)
-	var fe *filterError
-	if errors.As(refusedValue(err), &fe) {
+	var fe *filter.Error
+	if errors.As(filter.Refused(err), &fe) {
 		c.log.Debug("console: list events: a filter value refused", "error", err)
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fe.Error()})
 		return

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/auth"
 )
 
 // loginTmpl is the login page.
@@ -38,44 +40,44 @@ type loginData struct {
 // loginPage is GET /login.
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = loginTmpl.Execute(w, loginData{NoToken: c.auth.token == "", Next: localPath(r.URL.Query().Get("next"))})
+	_ = loginTmpl.Execute(w, loginData{NoToken: !c.auth.HasToken(), Next: localPath(r.URL.Query().Get("next"))})
 }
 
 // login is POST /login: the token for a session cookie, then back to
 // next.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	if c.auth.token == "" {
+	if !c.auth.HasToken() {
 		http.Error(w, "no admin token is configured", http.StatusForbidden)
 		return
 	}
-	ip, _ := c.auth.client(r)
-	wait, ticket := c.auth.limiter.admit(ip, c.now())
+	ip, _ := c.auth.Client(r)
+	wait, ticket := c.auth.Admit(ip)
 	if wait > 0 {
 		tooMany(w, false, wait)
 		return
 	}
-	if !sameOrigin(r) {
-		c.auth.limiter.refund(ip, ticket)
+	if !auth.SameOrigin(r) {
+		c.auth.Refund(ip, ticket)
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
-		c.auth.limiter.refund(ip, ticket)
+		c.auth.Refund(ip, ticket)
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
 	next := localPath(r.PostForm.Get("next"))
-	if !c.auth.tokenOK(r.PostForm.Get("token")) {
+	if !c.auth.TokenOK(r.PostForm.Get("token")) {
 		c.log.Warn("admin login refused: wrong token", "remote", r.RemoteAddr, "client", ip)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = loginTmpl.Execute(w, loginData{Wrong: true, Next: next})
 		return
 	}
-	c.auth.limiter.refund(ip, ticket)
-	v, exp := c.auth.newSession()
-	http.SetCookie(w, c.auth.sessionCookieFor(r, v, exp, int(sessionTTL/time.Second)))
+	c.auth.Refund(ip, ticket)
+	v, exp := c.auth.NewSession()
+	http.SetCookie(w, c.auth.Cookie(r, v, exp, int(auth.SessionTTL/time.Second)))
 	c.log.Info("admin login", "remote", r.RemoteAddr, "client", ip)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
@@ -84,13 +86,13 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // every other POST it must come from the console's own origin, so another
 // site cannot log an operator out.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		ip, _ := c.auth.client(r)
+	if !auth.SameOrigin(r) {
+		ip, _ := c.auth.Client(r)
 		c.log.Warn("admin logout refused: cross-site request", "remote", r.RemoteAddr, "client", ip, "origin", r.Header.Get("Origin"))
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
-	http.SetCookie(w, c.auth.sessionCookieFor(r, "", time.Time{}, -1))
+	http.SetCookie(w, c.auth.Cookie(r, "", time.Time{}, -1))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
@@ -99,14 +101,14 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 // every session cookie issued so far, in every browser, stops working
 // before its 12 hours are up; the token itself still works.
 func (c *Console) logoutEverywhere(w http.ResponseWriter, r *http.Request) {
-	if err := c.auth.rotateKey(); err != nil {
+	if err := c.auth.RotateKey(); err != nil {
 		c.log.Error("admin sign out everywhere failed", "error", err)
 		http.Error(w, "could not revoke the sessions", http.StatusInternalServerError)
 		return
 	}
-	ip, _ := c.auth.client(r)
+	ip, _ := c.auth.Client(r)
 	c.log.Info("admin sessions revoked: every session cookie is invalid", "remote", r.RemoteAddr, "client", ip)
-	http.SetCookie(w, c.auth.sessionCookieFor(r, "", time.Time{}, -1))
+	http.SetCookie(w, c.auth.Cookie(r, "", time.Time{}, -1))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 

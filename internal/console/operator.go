@@ -17,7 +17,7 @@ func (c *Console) operator(r *http.Request) string {
 	if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 		how = "token"
 	}
-	addr, _ := c.auth.client(r)
+	addr, _ := c.auth.Client(r)
 	who := "console " + how + " from " + addr
 	if len(who) > 200 { // the SQL functions' bound on actor
 		who = who[:200]

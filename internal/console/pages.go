@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/format"
 )
 
 //go:embed console.html
@@ -17,26 +19,26 @@ var consoleJS string
 // consoleFuncs are the formatting functions the pages' template uses.
 var consoleFuncs = template.FuncMap{
 	"css":  func() template.CSS { return template.CSS(baseCSS + consoleCSS) },
-	"ago":  fmtAgo,
-	"clip": clip,
+	"ago":  format.Ago,
+	"clip": format.Clip,
 	"num": func(v any) string {
-		f, ok := toFloat(v)
+		f, ok := format.Float(v)
 		if !ok {
 			return "–"
 		}
-		return fmtNum(f)
+		return format.Num(f)
 	},
-	"since": func(t time.Time) string { return fmtDuration(time.Since(t)) },
+	"since": func(t time.Time) string { return format.Duration(time.Since(t)) },
 	"secs": func(v any) string {
-		f, ok := toFloat(v)
+		f, ok := format.Float(v)
 		if !ok {
 			return "–"
 		}
-		return fmtDuration(time.Duration(f * float64(time.Second)))
+		return format.Duration(time.Duration(f * float64(time.Second)))
 	},
-	"rng":   fmtRange,
+	"rng":   format.Range,
 	"deref": func(b *bool) bool { return b != nil && *b },
-	"code":  codeText,
+	"code":  format.Code,
 	"add":   func(a, b int) int { return a + b },
 	"sub":   func(a, b int) int { return a - b },
 }
@@ -56,7 +58,7 @@ type pageData struct {
 
 // page returns the layout's data of a page.
 func (c *Console) page(r *http.Request, title, nav string) pageData {
-	return pageData{Title: title, Nav: nav, Token: c.auth.token != "", Flash: flashText(r), Now: c.now()}
+	return pageData{Title: title, Nav: nav, Token: c.auth.HasToken(), Flash: flashText(r), Now: c.now()}
 }
 
 // render executes page name into a buffer, so a template error answers 500

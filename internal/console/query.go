@@ -1,9 +1,10 @@
 package console
 
 import (
-	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/filter"
 )
 
 // Query is one statement the console runs, with its arguments.
@@ -20,14 +21,14 @@ type Query struct {
 // and the capped counts per status), for the bench and the plan tests to
 // EXPLAIN. A bad query returns the error the API answers 400 with.
 func ListSQL(query url.Values) ([]Query, error) {
-	lr, err := parseList(&http.Request{URL: &url.URL{RawQuery: query.Encode()}})
+	lr, err := filter.ParseList(query)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	var args []any
-	page := lr.Filter.listSQL(eventCols, lr.After, lr.Limit+1, now, &args)
+	page := lr.Filter.ListSQL(eventCols, lr.After, lr.Limit+1, now, &args)
 	var cargs []any
-	counts := lr.Filter.countSQL(now, &cargs)
+	counts := lr.Filter.CountSQL(now, &cargs)
 	return []Query{{Name: "page", SQL: page, Args: args}, {Name: "counts", SQL: counts, Args: cargs}}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pginbox/pginbox/internal/console/filter"
 )
 
 // maxReplay is the most events one bulk replay touches (what
@@ -19,9 +21,9 @@ const maxReplay = 10000
 
 // replayRequest is the body of POST /api/events/replay.
 type replayRequest struct {
-	IDs    []int64       `json:"ids"`
-	Filter *eventsFilter `json:"filter"`
-	Reason string        `json:"reason"`
+	IDs    []int64        `json:"ids"`
+	Filter *filter.Filter `json:"filter"`
+	Reason string         `json:"reason"`
 	// Expect, when set, is the count the operator was shown: the replay
 	// happens only if the filter still matches exactly that many events.
 	Expect *int `json:"expect"`
@@ -50,7 +52,7 @@ func (c *Console) apiReplay(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ids := req.IDs
 	if req.Filter != nil {
-		if err := req.Filter.validate(); err != nil {
+		if err := req.Filter.Validate(); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
@@ -96,7 +98,7 @@ const errEmptyFilter = "the filter sets no field: replaying every event is refus
 
 // filterEmpty says whether f sets no field (a payload of {} matches every
 // event, so it counts as unset).
-func filterEmpty(f *eventsFilter) bool {
+func filterEmpty(f *filter.Filter) bool {
 	p := strings.TrimSpace(string(f.Payload))
 	return f.Provider == "" && f.Status == "" && f.EventType == "" && f.ExternalID == "" && f.Source == "" &&
 		f.Since == nil && f.Until == nil && (p == "" || p == "null" || strings.ReplaceAll(p, " ", "") == "{}")
@@ -117,7 +119,7 @@ func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
-	f, err := parseFilter(r.PostForm)
+	f, err := filter.Parse(r.PostForm)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -145,8 +147,8 @@ func (c *Console) bulkReplayForm(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, tm.Error(), http.StatusBadRequest)
 		return
 	}
-	var fe *filterError
-	if errors.As(refusedValue(err), &fe) {
+	var fe *filter.Error
+	if errors.As(filter.Refused(err), &fe) {
 		c.log.Debug("console: bulk replay: a filter value refused", "error", err)
 		http.Error(w, fe.Error(), http.StatusBadRequest)
 		return
@@ -230,9 +232,9 @@ func (e *tooManyError) Error() string {
 }
 
 // matchingIDs resolves a bulk replay's filter to ids, at most maxReplay.
-func (c *Console) matchingIDs(ctx context.Context, f *eventsFilter) ([]int64, error) {
+func (c *Console) matchingIDs(ctx context.Context, f *filter.Filter) ([]int64, error) {
 	var args []any
-	q := f.listSQL("e.id, e.received_at", nil, maxReplay+1, c.now(), &args)
+	q := f.ListSQL("e.id, e.received_at", nil, maxReplay+1, c.now(), &args)
 	rows, err := c.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func (c *Console) hostCheck(next http.Handler) http.Handler {
 		switch r.URL.Path {
 		case "/healthz", "/readyz", "/metrics":
 		default:
-			if !c.auth.hostAllowed(r) {
+			if !c.auth.HostAllowed(r) {
 				c.log.Warn("admin request refused: unknown Host", "host", r.Host, "remote", r.RemoteAddr)
 				http.Error(w, "misdirected request: this Host is not served here (PGINBOX_ADMIN_HOSTS lists extra names)", http.StatusMisdirectedRequest)
 				return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/console/format"
 )
 
 // The verdicts of GET /api/status, in the order they are decided.
@@ -64,5 +66,5 @@ func retryText(n int64, next *time.Time, now time.Time) string {
 	if next == nil || !next.After(now) {
 		return what + ", retrying now"
 	}
-	return what + ", next retry in " + fmtDuration(next.Sub(now))
+	return what + ", next retry in " + format.Duration(next.Sub(now))
 }

@@ -17,7 +17,7 @@ func TestServeProvidersFromZero(t *testing.T) {
 	pool := pgtest.PoolFor(t, pgtest.NewConfig(t).URL(), 2)
 	set := metrics.New(pool)
 	set.ServeProviders([]string{"sume", "stripe"})
-	mustExec(t, pool, `SELECT webhooks.set_ordering('elsewhere', '$.k')`)
+	pgtest.Exec(t, pool, `SELECT webhooks.set_ordering('elsewhere', '$.k')`)
 	for _, tc := range []struct{ name, provider string }{
 		{"pginbox_rejections_total", "sume"},
 		{"pginbox_backfill_refused_total", "stripe"},

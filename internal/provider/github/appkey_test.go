@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pginbox/pginbox/internal/provider/github/githubfake"
 )
 
 // leak returns the first piece of secret, six bytes or longer, that text
@@ -28,7 +30,7 @@ func leak(text, secret string) string {
 // escapes, as PKCS#8, and as the path of a file.
 func TestAppKeyForms(t *testing.T) {
 	t.Parallel()
-	key, pemText := rsaKey(t)
+	key, pemText := githubfake.AppKey(t)
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +77,7 @@ func TestAppKeyForms(t *testing.T) {
 // as a file and the error printed "open <the whole value>: file name too long".
 func TestAppKeyErrorsNeverRepeatTheValue(t *testing.T) {
 	t.Parallel()
-	_, pemText := rsaKey(t)
+	_, pemText := githubfake.AppKey(t)
 	body := strings.Join(strings.Split(pemText, "\n")[1:4], "") // the start of the key material
 	notPEM := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("SENTINEL-not-a-pem-", 30)))
 	for name, tc := range map[string]struct{ value, secret string }{
@@ -104,7 +106,7 @@ func TestAppKeyErrorsNeverRepeatTheValue(t *testing.T) {
 // read is used, with a warning naming the variable; a 0600 file is not
 // warned about.
 func TestAppKeyFileReadableByOthersWarns(t *testing.T) { // not parallel: replaces logger
-	_, pemText := rsaKey(t)
+	_, pemText := githubfake.AppKey(t)
 	var logs strings.Builder
 	logger = func() *slog.Logger { return slog.New(slog.NewTextHandler(&logs, nil)) }
 	t.Cleanup(func() { logger = slog.Default })

@@ -2,31 +2,17 @@ package github
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"testing"
 	"time"
 
 	"github.com/pginbox/pginbox/internal/provider/github/githubfake"
 )
 
-// rsaKey returns a fresh app key and its PEM.
-func rsaKey(t *testing.T) (*rsa.PrivateKey, string) {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-}
-
 // TestGitHubJWT: the app JWT is RS256 with iss = the app id, valid nine
 // minutes, reused while it has more than a minute left and renewed after.
 func TestGitHubJWT(t *testing.T) {
 	t.Parallel()
-	key, pemText := rsaKey(t)
+	key, pemText := githubfake.AppKey(t)
 	f := githubfake.New("42", &key.PublicKey)
 	defer f.Close()
 	el, err := NewEventLog("gh", f.URL, "42", pemText)

@@ -1,4 +1,4 @@
-package console
+package filter
 
 import (
 	"encoding/base64"
@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// cursor is the keyset position of the last event shown.
-type cursor struct {
+// Cursor is the keyset position of the last event shown.
+type Cursor struct {
 	At time.Time
 	ID int64
 }
 
-// Cursors are opaque to clients: "v1.<received_at µs>.<id>", base64url.
-func encodeCursor(at time.Time, id int64) string {
+// EncodeCursor returns the cursor of the event (at, id); cursors are
+// opaque to clients: "v1.<received_at µs>.<id>", base64url.
+func EncodeCursor(at time.Time, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("v1." + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
 }
 
@@ -26,9 +27,9 @@ var (
 	cursorMax = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
 )
 
-// decodeCursor reads a cursor from encodeCursor; anything else is a bad
+// decodeCursor reads a cursor from EncodeCursor; anything else is a bad
 // filter.
-func decodeCursor(c string) (*cursor, error) {
+func decodeCursor(c string) (*Cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
 		if v, ok := strings.CutPrefix(string(b), "v1."); ok {
@@ -36,9 +37,9 @@ func decodeCursor(c string) (*cursor, error) {
 			at, err1 := strconv.ParseInt(us, 10, 64)
 			id, err2 := strconv.ParseInt(ids, 10, 64)
 			if err1 == nil && err2 == nil && id > 0 && at >= cursorMin && at <= cursorMax {
-				return &cursor{At: time.UnixMicro(at), ID: id}, nil
+				return &Cursor{At: time.UnixMicro(at), ID: id}, nil
 			}
 		}
 	}
-	return nil, badFilter("cursor: %q is not a cursor from next_cursor", c)
+	return nil, bad("cursor: %q is not a cursor from next_cursor", c)
 }

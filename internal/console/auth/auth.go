@@ -1,4 +1,10 @@
-package console
+// Package auth decides who may use the admin listener: the admin token
+// (Authorization: Bearer), the session cookie a login issues (an HMAC under a
+// per-process key, never the token), the Host check against DNS rebinding,
+// the same-origin check against CSRF, the client address behind trusted
+// proxies and the limiter of failed attempts. It knows nothing of the pages
+// or the database: internal/console asks it about each request.
+package auth
 
 import (
 	"crypto/hmac"
@@ -28,25 +34,25 @@ import (
 const (
 	sessionCookie = "pginbox_session"
 	secureCookie  = "__Host-" + sessionCookie
-	sessionTTL    = 12 * time.Hour
+	SessionTTL    = 12 * time.Hour
 )
 
-// adminAuth decides who may use the admin listener: the token, the session
+// Auth decides who may use the admin listener: the token, the session
 // cookie, the failure limiter and the Host check.
-type adminAuth struct {
+type Auth struct {
 	token   string
 	keyMu   sync.RWMutex
-	key     []byte // per-process HMAC key for session cookies; rotateKey replaces it
+	key     []byte // per-process HMAC key for session cookies; RotateKey replaces it
 	hosts   map[string]bool
 	proxies []netip.Prefix // peers whose X-Forwarded-For/-Proto are believed
 	limiter *failureLimiter
 	now     func() time.Time
 }
 
-// newAdminAuth returns the rules for token on the listener at listenAddr
+// newAuth returns the rules for token on the listener at listenAddr
 // that also goes by extraHosts; the caller fills key with random bytes.
-func newAdminAuth(token, listenAddr string, extraHosts []string, now func() time.Time) *adminAuth {
-	a := &adminAuth{token: token, key: make([]byte, 32), hosts: map[string]bool{
+func newAuth(token, listenAddr string, extraHosts []string, now func() time.Time) *Auth {
+	a := &Auth{token: token, key: make([]byte, 32), hosts: map[string]bool{
 		"localhost": true, "127.0.0.1": true, "::1": true,
 	}, limiter: newFailureLimiter(10, 200, time.Minute), now: now}
 	if host, _, err := net.SplitHostPort(listenAddr); err == nil {
@@ -60,10 +66,37 @@ func newAdminAuth(token, listenAddr string, extraHosts []string, now func() time
 	return a
 }
 
-// hostAllowed reports whether the request's Host names this listener: a
+// New returns the rules for token (empty: no token, every request is
+// refused but the health checks) on the listener at listenAddr that also
+// goes by extraHosts, believing X-Forwarded-For/-Proto from proxies, with a
+// session key drawn at random; now is the clock of the sessions and the
+// limiter.
+func New(token, listenAddr string, extraHosts []string, proxies []netip.Prefix, now func() time.Time) (*Auth, error) {
+	a := newAuth(token, listenAddr, extraHosts, now)
+	a.proxies = proxies
+	if _, err := rand.Read(a.key); err != nil {
+		return nil, fmt.Errorf("session key: %w", err)
+	}
+	return a, nil
+}
+
+// HasToken reports whether an admin token is set.
+func (a *Auth) HasToken() bool { return a.token != "" }
+
+// Admit asks the failure limiter whether ip may try a credential now: a
+// wait above zero refuses it for that long; else ticket is the attempt to
+// Refund if it succeeds (or presented nothing).
+func (a *Auth) Admit(ip string) (wait time.Duration, ticket time.Time) {
+	return a.limiter.admit(ip, a.now())
+}
+
+// Refund takes back the attempt Admit counted under ticket.
+func (a *Auth) Refund(ip string, ticket time.Time) { a.limiter.refund(ip, ticket) }
+
+// HostAllowed reports whether the request's Host names this listener: a
 // page on another origin that re-points its DNS name at 127.0.0.1 (DNS
 // rebinding) sends its own name and is refused.
-func (a *adminAuth) hostAllowed(r *http.Request) bool {
+func (a *Auth) HostAllowed(r *http.Request) bool {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -71,43 +104,43 @@ func (a *adminAuth) hostAllowed(r *http.Request) bool {
 	return a.hosts[strings.Trim(strings.ToLower(host), "[]")]
 }
 
-// credential is what a request presented.
-type credential int
+// Credential is what a request presented.
+type Credential int
 
 const (
-	credNone  credential = iota // nothing presented
-	credValid                   // the token or a valid session
-	credWrong                   // a wrong token or a forged/expired session
+	None  Credential = iota // nothing presented
+	Valid                   // the token or a valid session
+	Wrong                   // a wrong token or a forged/expired session
 )
 
-// check reads the Bearer header, else the session cookie. cookie reports
+// Check reads the Bearer header, else the session cookie. cookie reports
 // whether the credential came from the cookie (CSRF applies to those only).
-func (a *adminAuth) check(r *http.Request) (c credential, cookie bool) {
+func (a *Auth) Check(r *http.Request) (c Credential, cookie bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if ok && a.tokenOK(strings.TrimSpace(tok)) {
-			return credValid, false
+		if ok && a.TokenOK(strings.TrimSpace(tok)) {
+			return Valid, false
 		}
-		return credWrong, false
+		return Wrong, false
 	}
 	if ck, err := r.Cookie(a.cookieName(r)); err == nil && ck.Value != "" {
 		if a.sessionOK(ck.Value) {
-			return credValid, true
+			return Valid, true
 		}
-		return credWrong, true
+		return Wrong, true
 	}
-	return credNone, false
+	return None, false
 }
 
-// tokenOK compares in constant time (a hash first, so the length of the
+// TokenOK compares in constant time (a hash first, so the length of the
 // token does not leak through the comparison either).
-func (a *adminAuth) tokenOK(tok string) bool {
+func (a *Auth) TokenOK(tok string) bool {
 	x, y := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(a.token))
 	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
 }
 
 // sessionMAC is the session cookie's HMAC for expiry.
-func (a *adminAuth) sessionMAC(expiry string) string {
+func (a *Auth) sessionMAC(expiry string) string {
 	a.keyMu.RLock()
 	defer a.keyMu.RUnlock()
 	m := hmac.New(sha256.New, a.key)
@@ -117,15 +150,15 @@ func (a *adminAuth) sessionMAC(expiry string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// newSession returns a cookie value valid for sessionTTL.
-func (a *adminAuth) newSession() (string, time.Time) {
-	exp := a.now().Add(sessionTTL).Truncate(time.Second)
+// NewSession returns a cookie value valid for SessionTTL.
+func (a *Auth) NewSession() (string, time.Time) {
+	exp := a.now().Add(SessionTTL).Truncate(time.Second)
 	e := strconv.FormatInt(exp.Unix(), 10)
 	return e + "." + a.sessionMAC(e), exp
 }
 
 // sessionOK reports whether v is an unexpired cookie this process issued.
-func (a *adminAuth) sessionOK(v string) bool {
+func (a *Auth) sessionOK(v string) bool {
 	e, mac, ok := strings.Cut(v, ".")
 	if !ok {
 		return false
@@ -137,10 +170,10 @@ func (a *adminAuth) sessionOK(v string) bool {
 	return hmac.Equal([]byte(mac), []byte(a.sessionMAC(e)))
 }
 
-// rotateKey draws a new session key: every session issued so far, in every
+// RotateKey draws a new session key: every session issued so far, in every
 // browser, is invalid from now on ("sign out everywhere"); the token still
 // works.
-func (a *adminAuth) rotateKey() error {
+func (a *Auth) RotateKey() error {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return fmt.Errorf("session key: %w", err)
@@ -154,25 +187,25 @@ func (a *adminAuth) rotateKey() error {
 // cookieName is the session cookie's name on r: the __Host- one when the
 // cookie is Secure there, the plain one over http (a browser refuses a
 // __Host- cookie without Secure, and Secure over http).
-func (a *adminAuth) cookieName(r *http.Request) string {
-	if _, secure := a.client(r); secure {
+func (a *Auth) cookieName(r *http.Request) string {
+	if _, secure := a.Client(r); secure {
 		return secureCookie
 	}
 	return sessionCookie
 }
 
-// sessionCookieFor is the session cookie for r carrying v (MaxAge -1
-// deletes it).
-func (a *adminAuth) sessionCookieFor(r *http.Request, v string, exp time.Time, maxAge int) *http.Cookie {
-	_, secure := a.client(r)
+// Cookie is the session cookie for r carrying v (maxAge -1 deletes
+// it).
+func (a *Auth) Cookie(r *http.Request, v string, exp time.Time, maxAge int) *http.Cookie {
+	_, secure := a.Client(r)
 	return &http.Cookie{Name: a.cookieName(r), Value: v, Path: "/", Expires: exp, MaxAge: maxAge,
 		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
 }
 
-// sameOrigin is the CSRF defence for cookie-authenticated actions (beside
+// SameOrigin is the CSRF defence for cookie-authenticated actions (beside
 // SameSite=Strict): the browser's Origin, else its Referer, must name the
 // Host the request was sent to; a request with neither is refused.
-func sameOrigin(r *http.Request) bool {
+func SameOrigin(r *http.Request) bool {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return false
 	}
@@ -196,13 +229,13 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// client is who sent r and whether it came over https. From a peer in
+// Client is who sent r and whether it came over https. From a peer in
 // PGINBOX_ADMIN_TRUSTED_PROXIES it is the right-most X-Forwarded-For
 // address that is not a trusted proxy (each proxy appends the address it
 // heard from, so everything left of that is the client's own say), and
 // https is X-Forwarded-Proto's last value; from any other peer the headers
 // are ignored: the peer itself, https when the connection is TLS.
-func (a *adminAuth) client(r *http.Request) (addr string, https bool) {
+func (a *Auth) Client(r *http.Request) (addr string, https bool) {
 	peer := clientIP(r)
 	if !a.trusted(peer) {
 		return peer, r.TLS != nil
@@ -228,7 +261,7 @@ func (a *adminAuth) client(r *http.Request) (addr string, https bool) {
 }
 
 // trusted reports whether ip is in PGINBOX_ADMIN_TRUSTED_PROXIES.
-func (a *adminAuth) trusted(ip string) bool {
+func (a *Auth) trusted(ip string) bool {
 	if len(a.proxies) == 0 {
 		return false
 	}

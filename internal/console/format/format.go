@@ -1,4 +1,8 @@
-package console
+// Package format writes the console's figures as text: times as "3m05s
+// ago", durations at a precision that suits their size, counts as 12.3k,
+// a check's accepted range, a remedy's `backticks` as <code>. The pages'
+// templates call it; it reads no request and no database.
+package format
 
 import (
 	"fmt"
@@ -9,8 +13,8 @@ import (
 	"time"
 )
 
-// fmtAgo formats a time (or *time.Time) as "3m05s ago" or "in 2s".
-func fmtAgo(v any) string {
+// Ago formats a time (or *time.Time) as "3m05s ago" or "in 2s".
+func Ago(v any) string {
 	var t time.Time
 	switch x := v.(type) {
 	case time.Time:
@@ -25,13 +29,13 @@ func fmtAgo(v any) string {
 	}
 	d := time.Since(t)
 	if d < 0 {
-		return "in " + fmtDuration(-d)
+		return "in " + Duration(-d)
 	}
-	return fmtDuration(d) + " ago"
+	return Duration(d) + " ago"
 }
 
-// toFloat reads the numbers templates format (nil pointers are absent).
-func toFloat(v any) (float64, bool) {
+// Float reads the numbers templates format (nil pointers are absent).
+func Float(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
 		return x, true
@@ -50,16 +54,16 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// clip cuts s to n runes, marking a cut with an ellipsis.
-func clip(s string, n int) string {
+// Clip cuts s to n runes, marking a cut with an ellipsis.
+func Clip(s string, n int) string {
 	if len([]rune(s)) <= n {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
 }
 
-// codeText renders `backticks` of the checks' remedies (webhooks.checks.remedy) as <code>.
-func codeText(s string) template.HTML {
+// Code renders `backticks` of the checks' remedies (webhooks.checks.remedy) as <code>.
+func Code(s string) template.HTML {
 	parts := strings.Split(s, "`")
 	var b strings.Builder
 	for i, p := range parts {
@@ -72,8 +76,8 @@ func codeText(s string) template.HTML {
 	return template.HTML(b.String())
 }
 
-// fmtNum formats a number compactly (12.3k, 1.2M).
-func fmtNum(f float64) string {
+// Num formats a number compactly (12.3k, 1.2M).
+func Num(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "–"
@@ -88,22 +92,22 @@ func fmtNum(f float64) string {
 	}
 }
 
-// fmtRange formats a check's accepted range.
-func fmtRange(lo, hi *float64) string {
+// Range formats a check's accepted range.
+func Range(lo, hi *float64) string {
 	switch {
 	case lo == nil && hi == nil:
 		return "any"
 	case lo == nil:
-		return "≤ " + fmtNum(*hi)
+		return "≤ " + Num(*hi)
 	case hi == nil:
-		return "≥ " + fmtNum(*lo)
+		return "≥ " + Num(*lo)
 	default:
-		return fmtNum(*lo) + " – " + fmtNum(*hi)
+		return Num(*lo) + " – " + Num(*hi)
 	}
 }
 
-// fmtDuration formats a duration at a precision that suits its size.
-func fmtDuration(d time.Duration) string {
+// Duration formats a duration at a precision that suits its size.
+func Duration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0s"

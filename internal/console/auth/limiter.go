@@ -1,4 +1,4 @@
-package console
+package auth
 
 import (
 	"net/netip"
@@ -87,7 +87,7 @@ func (l *failureLimiter) admit(ip string, now time.Time) (wait time.Duration, ti
 }
 
 // refund takes back the failure admit counted for an attempt that turned
-// out to be no failure (the right token, or no credential at all).
+// out to be no failure (the right token, or no Credential at all).
 func (l *failureLimiter) refund(ip string, ticket time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

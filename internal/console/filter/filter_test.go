@@ -1,4 +1,4 @@
-package console
+package filter
 
 import (
 	"encoding/base64"
@@ -54,7 +54,7 @@ func TestParseFilter(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseFilter(tc.q)
+			_, err := Parse(tc.q)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -70,40 +70,16 @@ func TestParseFilter(t *testing.T) {
 func TestCursor(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 1, 3, 4, 5, 123456000, time.UTC)
-	c, err := decodeCursor(encodeCursor(at, 42))
+	c, err := decodeCursor(EncodeCursor(at, 42))
 	if err != nil || !c.At.Equal(at) || c.ID != 42 {
 		t.Fatalf("round trip: %+v, %v", c, err)
 	}
 	tampered := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-	for _, bad := range []string{"", "v1.1.2", "dj.x", encodeCursor(at, 0),
+	for _, bad := range []string{"", "v1.1.2", "dj.x", EncodeCursor(at, 0),
 		tampered("v1.9223372036854775807.1"), tampered("v1.-9223372036854775808.1"), tampered("v1.253402300800000000.1"),
 		tampered("v1.1.9223372036854775808"), tampered("v1.1.-1"), tampered("v2.1.1")} {
 		if _, err := decodeCursor(bad); err == nil {
 			t.Errorf("decodeCursor(%q): want an error", bad)
 		}
-	}
-}
-
-// TestListSQL: one page statement and one counts statement, a branch per
-// status, each bound to the filter's arguments.
-func TestListSQL(t *testing.T) {
-	t.Parallel()
-	qs, err := ListSQL(url.Values{"source": {"backfill"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(qs) != 2 || qs[0].Name != "page" || qs[1].Name != "counts" {
-		t.Fatalf("want page and counts, got %+v", qs)
-	}
-	for _, q := range qs {
-		if len(q.Args) != 1 || q.Args[0] != "backfill" {
-			t.Errorf("%s: args %v, want [backfill]", q.Name, q.Args)
-		}
-		if n := strings.Count(q.SQL, "e.status = '"); n != len(statuses) {
-			t.Errorf("%s: %d status branches, want %d", q.Name, n, len(statuses))
-		}
-	}
-	if _, err := ListSQL(url.Values{"limit": {"0"}}); err == nil {
-		t.Error("limit=0: want an error")
 	}
 }

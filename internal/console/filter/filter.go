@@ -1,4 +1,10 @@
-package console
+// Package filter reads the event list's filter (query parameters of
+// GET /events and /api/events, or the JSON of a bulk replay), refuses what
+// PostgreSQL would refuse with the message a 400 carries, and writes the
+// SQL of the list page and of its capped counts per status: one index range
+// scan per status, a keyset cursor, a bounded window for payload searches.
+// It runs no query: internal/console does.
+package filter
 
 import (
 	"bytes"
@@ -17,24 +23,24 @@ import (
 
 // The event list's limits.
 const (
-	defaultListLimit = 50
-	maxListLimit     = 500
+	DefaultLimit = 50
+	maxLimit     = 500
 	// payloadWindow is the widest received_at window a payload search
 	// scans (payload containment has no index: ingest would pay for one).
 	payloadWindow = 7 * 24 * time.Hour
 	// payloadDefault is the window a payload search covers without since.
 	payloadDefault = 24 * time.Hour
-	// countCap bounds each per-status count of the list: past it the
+	// CountCap bounds each per-status count of the list: past it the
 	// console shows "1000+".
-	countCap = 1000
+	CountCap = 1000
 )
 
-// statuses are the event statuses the list filters and counts by.
-var statuses = []string{"pending", "processing", "processed", "dead"}
+// Statuses are the event Statuses the list filters and counts by.
+var Statuses = []string{"pending", "processing", "processed", "dead"}
 
-// eventsFilter is the list's filter, from query parameters or the JSON of
+// Filter is the list's filter, from query parameters or the JSON of
 // a bulk replay.
-type eventsFilter struct {
+type Filter struct {
 	Provider   string          `json:"provider,omitempty"`
 	Status     string          `json:"status,omitempty"`
 	EventType  string          `json:"event_type,omitempty"`
@@ -45,30 +51,30 @@ type eventsFilter struct {
 	Payload    json.RawMessage `json:"payload,omitempty"`
 }
 
-// filterError is a bad filter value: a 400 with its message.
-type filterError struct{ msg string }
+// Error is a bad filter value: a 400 with its message.
+type Error struct{ msg string }
 
 // Error is the message the 400 answer carries.
-func (e *filterError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
-// badFilter returns a filterError with a formatted message.
-func badFilter(format string, a ...any) error { return &filterError{fmt.Sprintf(format, a...)} }
+// bad returns an Error with a formatted message.
+func bad(format string, a ...any) error { return &Error{fmt.Sprintf(format, a...)} }
 
-// refusedValue turns the database's refusal of a filter value (a data
+// Refused turns the database's refusal of a filter value (a data
 // exception, SQLSTATE class 22, or nesting too deep, 54001) into a
-// filterError, for whatever value the checks here let through; any other
+// Error, for whatever value the checks here let through; any other
 // error is returned as it is.
-func refusedValue(err error) error {
+func Refused(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || pe.Code == "54001") {
-		return badFilter("a filter value the database cannot read (SQLSTATE %s): check the payload, the times and the cursor", pe.Code)
+		return bad("a filter value the database cannot read (SQLSTATE %s): check the payload, the times and the cursor", pe.Code)
 	}
 	return err
 }
 
-// parseFilter reads the filter from URL query parameters.
-func parseFilter(q url.Values) (eventsFilter, error) {
-	f := eventsFilter{
+// Parse reads the filter from URL query parameters.
+func Parse(q url.Values) (Filter, error) {
+	f := Filter{
 		Provider: strings.TrimSpace(q.Get("provider")), Status: strings.TrimSpace(q.Get("status")),
 		EventType: strings.TrimSpace(q.Get("event_type")), ExternalID: strings.TrimSpace(q.Get("external_id")),
 		Source: strings.TrimSpace(q.Get("source")),
@@ -83,14 +89,14 @@ func parseFilter(q url.Values) (eventsFilter, error) {
 		}
 		t, err := parseTime(v)
 		if err != nil {
-			return f, badFilter("%s: %q is not an RFC 3339 time like 2026-01-02T15:04:05Z", p.name, v)
+			return f, bad("%s: %q is not an RFC 3339 time like 2026-01-02T15:04:05Z", p.name, v)
 		}
 		*p.dst = &t
 	}
 	if v := strings.TrimSpace(q.Get("payload")); v != "" {
 		f.Payload = json.RawMessage(v)
 	}
-	return f, f.validate()
+	return f, f.Validate()
 }
 
 // parseTime accepts RFC 3339, and the datetime-local form of an HTML input
@@ -107,48 +113,48 @@ func parseTime(v string) (time.Time, error) {
 	return time.Time{}, errors.New("bad time")
 }
 
-// validate checks the values the query does not: status, payload, window.
-func (f *eventsFilter) validate() error {
-	if f.Status != "" && !slices.Contains(statuses, f.Status) {
-		return badFilter("status: %q is not one of %s", f.Status, strings.Join(statuses, ", "))
+// Validate checks the values the query does not: status, payload, window.
+func (f *Filter) Validate() error {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return bad("status: %q is not one of %s", f.Status, strings.Join(Statuses, ", "))
 	}
 	for _, p := range []struct{ name, v string }{{"provider", f.Provider}, {"event_type", f.EventType}, {"external_id", f.ExternalID}, {"source", f.Source}} {
 		if len(p.v) > 255 {
-			return badFilter("%s: longer than 255 bytes", p.name)
+			return bad("%s: longer than 255 bytes", p.name)
 		}
 		// Postgres text holds neither NUL nor invalid UTF-8: refused there,
 		// they would answer 503.
 		if !utf8.ValidString(p.v) || strings.IndexByte(p.v, 0) >= 0 {
-			return badFilter("%s: not UTF-8 text without NUL characters", p.name)
+			return bad("%s: not UTF-8 text without NUL characters", p.name)
 		}
 	}
 	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
-		return badFilter("since (%s) must be before until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
+		return bad("since (%s) must be before until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
 	}
 	if len(f.Payload) > 0 {
 		if len(f.Payload) > 4096 {
-			return badFilter("payload: longer than 4096 bytes")
+			return bad("payload: longer than 4096 bytes")
 		}
 		// json.Valid refuses what follows the object ({"a":1}}), which
 		// the decoder alone would leave unread.
 		if !json.Valid(f.Payload) {
-			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
+			return bad(`payload: not a JSON object like {"customer": "cus_123"}`)
 		}
 		if why := jsonbRefusal(f.Payload); why != "" {
-			return badFilter("payload: %s", why)
+			return bad("payload: %s", why)
 		}
 		var obj map[string]any
 		dec := json.NewDecoder(bytes.NewReader(f.Payload))
 		dec.UseNumber() // numbers past float64 (1e400) are fine for jsonb
 		if dec.Decode(&obj) != nil || obj == nil {
-			return badFilter(`payload: not a JSON object like {"customer": "cus_123"}`)
+			return bad(`payload: not a JSON object like {"customer": "cus_123"}`)
 		}
 		end := time.Now()
 		if f.Until != nil {
 			end = *f.Until
 		}
 		if f.Since != nil && end.Sub(*f.Since) > payloadWindow {
-			return badFilter("payload: a payload search covers at most %d days (since … until); narrow the window", int(payloadWindow.Hours()/24))
+			return bad("payload: a payload search covers at most %d days (since … until); narrow the window", int(payloadWindow.Hours()/24))
 		}
 	}
 	return nil
@@ -224,9 +230,9 @@ func hex4(b []byte) rune {
 	return rune(n)
 }
 
-// window returns the received_at bounds, applying the payload search's
+// Window returns the received_at bounds, applying the payload search's
 // default window (the 24 hours before until, or before now).
-func (f *eventsFilter) window(now time.Time) (since, until *time.Time) {
+func (f *Filter) Window(now time.Time) (since, until *time.Time) {
 	since, until = f.Since, f.Until
 	if len(f.Payload) > 0 && since == nil {
 		end := now
@@ -239,8 +245,8 @@ func (f *eventsFilter) window(now time.Time) (since, until *time.Time) {
 	return since, until
 }
 
-// query returns a WHERE clause (without status) and its arguments.
-func (f *eventsFilter) where(now time.Time, args *[]any) string {
+// where returns a WHERE clause (without status) and its arguments.
+func (f *Filter) where(now time.Time, args *[]any) string {
 	arg := func(v any) string {
 		*args = append(*args, v)
 		return "$" + strconv.Itoa(len(*args))
@@ -269,7 +275,7 @@ func (f *eventsFilter) where(now time.Time, args *[]any) string {
 			conds = append(conds, "e.source <> 'webhook'")
 		}
 	}
-	since, until := f.window(now)
+	since, until := f.Window(now)
 	if since != nil {
 		conds = append(conds, "e.received_at >= "+arg(*since))
 	}
@@ -286,21 +292,21 @@ func (f *eventsFilter) where(now time.Time, args *[]any) string {
 }
 
 // statusList is the statuses the filter selects.
-func (f *eventsFilter) statusList() []string {
+func (f *Filter) statusList() []string {
 	if f.Status != "" {
 		return []string{f.Status}
 	}
-	return statuses
+	return Statuses
 }
 
-// listSQL is the page query, newest first by (received_at, id): one branch
+// ListSQL is the page query, newest first by (received_at, id): one branch
 // per status, each an index range scan ((status, received_at, id),
 // (status, provider, received_at, id), or, for a source other than
 // webhook, the partial (status, received_at, id) of non-webhook rows) that
 // a time window bounds; the planner merges them in order and stops at the
 // limit. after, when set, is
 // the keyset cursor: rows strictly older than it.
-func (f *eventsFilter) listSQL(cols string, after *cursor, limit int, now time.Time, args *[]any) string {
+func (f *Filter) ListSQL(cols string, after *Cursor, limit int, now time.Time, args *[]any) string {
 	where := f.where(now, args)
 	if after != nil {
 		*args = append(*args, after.At, after.ID)
@@ -314,13 +320,42 @@ func (f *eventsFilter) listSQL(cols string, after *cursor, limit int, now time.T
 	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY received_at DESC, id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
 }
 
-// countSQL counts the filter's events per status, each count stopping at
-// countCap+1 (one bounded index range scan per status).
-func (f *eventsFilter) countSQL(now time.Time, args *[]any) string {
+// CountSQL counts the filter's events per status, each count stopping at
+// CountCap+1 (one bounded index range scan per status).
+func (f *Filter) CountSQL(now time.Time, args *[]any) string {
 	where := f.where(now, args)
 	var parts []string
 	for _, st := range f.statusList() {
-		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, countCap+1))
+		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, CountCap+1))
 	}
 	return strings.Join(parts, " UNION ALL ")
+}
+
+// List is a parsed GET /events or /api/events.
+type List struct {
+	Filter Filter
+	Limit  int
+	After  *Cursor // keyset: events older than this one
+}
+
+// ParseList reads the filter, limit and cursor of a list request.
+func ParseList(q url.Values) (List, error) {
+	lr := List{Limit: DefaultLimit}
+	var err error
+	if lr.Filter, err = Parse(q); err != nil {
+		return lr, err
+	}
+	if v := strings.TrimSpace(q.Get("limit")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			return lr, bad("limit: %q is not a number from 1 to %d", v, maxLimit)
+		}
+		lr.Limit = n
+	}
+	if v := strings.TrimSpace(q.Get("cursor")); v != "" {
+		if lr.After, err = decodeCursor(v); err != nil {
+			return lr, err
+		}
+	}
+	return lr, nil
 }
