@@ -2,11 +2,7 @@ package backfill
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -348,16 +344,6 @@ func TestEventLogRestartResumes(t *testing.T) {
 	}
 }
 
-// rsaKey returns a fresh app key and its PEM.
-func rsaKey(t *testing.T) (*rsa.PrivateKey, string) {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-}
-
 // TestGitHubLog: a delivery log of over 300 attempts for 220 guids (failed
 // deliveries redelivered, several attempts per guid) over four Link pages;
 // 40 guids already stored. Every missing guid is stored once with the
@@ -367,7 +353,7 @@ func rsaKey(t *testing.T) (*rsa.PrivateKey, string) {
 func TestGitHubLog(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
-	key, pemText := rsaKey(t)
+	key, pemText := githubfake.AppKey(t)
 	f := githubfake.New("123456", &key.PublicKey)
 	defer f.Close()
 	now := time.Now()
@@ -448,7 +434,7 @@ func TestGitHubLog(t *testing.T) {
 	}
 
 	// A wrong app key is refused by the fake: nothing more is ingested.
-	other, otherPEM := rsaKey(t)
+	other, otherPEM := githubfake.AppKey(t)
 	_ = other
 	bad, _ := github.NewEventLog("gh", f.URL, "123456", otherPEM)
 	if _, err := RunLog(context.Background(), pool, bad, logOptions()); !errors.Is(err, ErrUnauthorized) {

@@ -99,7 +99,7 @@ func TestEventLogPassesOverUnstorableEntries(t *testing.T) {
 	t.Run("github", func(t *testing.T) {
 		t.Parallel()
 		pool := pgtest.NewPool(t, 4)
-		key, pemText := rsaKey(t)
+		key, pemText := githubfake.AppKey(t)
 		f := githubfake.New("77", &key.PublicKey)
 		defer f.Close()
 		dbExec(t, pool, `ALTER TABLE webhooks.events ADD CONSTRAINT test_refused CHECK (external_id <> 'guid-refused')`)
@@ -213,7 +213,7 @@ func TestEventLogCursorCycleEndsPass(t *testing.T) {
 		}))
 		defer srv.Close()
 		dbExec(t, pool, `SELECT webhooks.ingest_webhook('gh', g, 'ping', '{}') FROM unnest(ARRAY['g-A', 'g-B']) AS g`)
-		_, pemText := rsaKey(t)
+		_, pemText := githubfake.AppKey(t)
 		el, err := github.NewEventLog("gh", srv.URL, "77", pemText)
 		if err != nil {
 			t.Fatal(err)
@@ -278,7 +278,7 @@ func TestEventLogBacklogLongerThanAPass(t *testing.T) {
 func TestGitHubLogBacklogLongerThanAPass(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 4)
-	key, pemText := rsaKey(t)
+	key, pemText := githubfake.AppKey(t)
 	f := githubfake.New("77", &key.PublicKey)
 	defer f.Close()
 	start := time.Now().Add(-2 * time.Hour)

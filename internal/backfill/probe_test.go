@@ -230,7 +230,7 @@ func TestRunBacksOffForRetryAfter(t *testing.T) {
 // retryable *APIError (no answer), its answer nil.
 func TestEventLogProbes(t *testing.T) {
 	t.Parallel()
-	key, pemText := rsaKey(t)
+	key, pemText := githubfake.AppKey(t)
 	cases := []struct {
 		name  string
 		start func(t *testing.T, fail func(int, *http.Request) (int, string)) (EventLog, func() int)
