@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pginbox/pginbox/runner"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
 // TestHalfOpenListener: the listener's connection goes half-open (a proxy
@@ -19,7 +21,7 @@ func TestHalfOpenListener(t *testing.T) {
 	t.Parallel()
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
-	proxy := startProxy(t, conf.Host+":"+conf.Port)
+	proxy := pgtest.StartFreezeProxy(t, conf.Host+":"+conf.Port)
 	listenURL, _ := url.Parse(conf.URL())
 	listenURL.Host = proxy.Addr()
 	h, seen := recordingHandler()

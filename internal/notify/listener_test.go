@@ -3,10 +3,7 @@ package notify_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,99 +99,19 @@ func TestListenerReplacesHalfOpenConnection(t *testing.T) {
 	t.Parallel()
 	cfg := pgtest.NewConfig(t)
 	pool := pgtest.PoolFor(t, cfg.URL(), 2)
-	p := startFreezer(t, cfg.URL())
-	w, m := startListener(t, p.url, pool, 200*time.Millisecond)
+	u, err := url.Parse(cfg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pgtest.StartFreezeProxy(t, u.Host)
+	w, m := startListener(t, p.Through(t, cfg.URL()), pool, 200*time.Millisecond)
 	w.next(t, "backlog", 10*time.Second)
 
-	p.freezeAll()
+	p.Freeze()
 	w.next(t, "backlog", 10*time.Second)
 	if c := counter(t, m.ListenerConnects); c != 2 {
 		t.Errorf("pginbox_listener_connects_total = %v, want 2", c)
 	}
 	pgtest.Exec(t, pool, `SELECT pg_notify('webhooks_events', '')`)
 	w.next(t, "notify", 5*time.Second)
-}
-
-// freezer is a TCP proxy in front of PostgreSQL whose connections can be
-// frozen: bytes are then dropped both ways and nothing is closed, as on a
-// dead network path. New connections pass.
-type freezer struct {
-	url   string
-	ln    net.Listener
-	mu    sync.Mutex
-	all   []*atomic.Bool
-	conns []net.Conn
-}
-
-// startFreezer proxies dbURL's server; url is dbURL through the proxy.
-func startFreezer(t *testing.T, dbURL string) *freezer {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	f := &freezer{url: u.String(), ln: ln}
-	// Before the database is dropped: a frozen connection would hold it.
-	t.Cleanup(func() {
-		_ = ln.Close()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, c := range f.conns {
-			_ = c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			frozen := new(atomic.Bool)
-			f.mu.Lock()
-			f.all = append(f.all, frozen)
-			f.conns = append(f.conns, c, s)
-			f.mu.Unlock()
-			go pipe(c, s, frozen)
-			go pipe(s, c, frozen)
-		}
-	}()
-	return f
-}
-
-// freezeAll freezes every connection open now.
-func (f *freezer) freezeAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, fr := range f.all {
-		fr.Store(true)
-	}
-}
-
-// pipe copies src to dst until either ends, dropping what it reads while
-// frozen.
-func pipe(dst, src net.Conn, frozen *atomic.Bool) {
-	defer func() { _ = dst.Close(); _ = src.Close() }()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 && !frozen.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }

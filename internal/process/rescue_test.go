@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,16 +151,16 @@ func TestTwoPhaseEventBoundsAnAbandonedTransaction(t *testing.T) {
 	}
 	conf := pgtest.NewConfig(t)
 	direct := pgtest.PoolFor(t, conf.URL(), 4)
-	proxy := startHalfOpenProxy(t, net.JoinHostPort(conf.Host, conf.Port))
+	proxy := pgtest.StartFreezeProxy(t, net.JoinHostPort(conf.Host, conf.Port))
 	u, err := url.Parse(conf.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = proxy.addr()
+	u.Host = proxy.Addr()
 	proxied := pgtest.PoolFor(t, u.String(), 2)
 	// Cleanups run last first: drop the proxied connections before the
 	// pool waits (15 s) to say goodbye on a frozen one.
-	t.Cleanup(proxy.close)
+	t.Cleanup(proxy.Close)
 	ctx := context.Background()
 	if _, err := direct.Exec(ctx, `SELECT webhooks.ingest_webhook('p', 'first', 't', '{}'), webhooks.ingest_webhook('p', 'second', 't', '{}')`); err != nil {
 		t.Fatal(err)
@@ -179,7 +178,7 @@ func TestTwoPhaseEventBoundsAnAbandonedTransaction(t *testing.T) {
 			return err
 		}
 		pid.Store(p)
-		proxy.freeze()
+		proxy.Freeze()
 		frozen <- time.Now()
 		return errors.New("the handler failed after the network went half-open")
 	})
@@ -312,106 +311,5 @@ func TestTwoPhaseTransactionIdleBound(t *testing.T) {
 				t.Errorf("idle_in_transaction_session_timeout on the connection after the batch = %q, want 0 (SET LOCAL)", after)
 			}
 		})
-	}
-}
-
-// halfOpenProxy forwards loopback connections to a target; freeze makes
-// every connection open at that moment stop forwarding in both directions
-// without closing either side (a half-open link: the peers see silence,
-// never a close). Later connections work normally.
-type halfOpenProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []*halfOpenConn
-}
-
-type halfOpenConn struct {
-	frozen, closed atomic.Bool
-	a, b           net.Conn
-}
-
-func startHalfOpenProxy(t *testing.T, target string) *halfOpenProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &halfOpenProxy{ln: ln, target: target}
-	t.Cleanup(p.close)
-	go p.accept()
-	return p
-}
-
-func (p *halfOpenProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *halfOpenProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		pc := &halfOpenConn{a: c, b: up}
-		p.mu.Lock()
-		p.conns = append(p.conns, pc)
-		p.mu.Unlock()
-		go pc.pipe(c, up)
-		go pc.pipe(up, c)
-	}
-}
-
-// pipe copies src to dst; once frozen it stops reading and never closes
-// dst, whatever src does.
-func (pc *halfOpenConn) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		for pc.frozen.Load() {
-			if pc.closed.Load() {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		_ = src.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		n, err := src.Read(buf)
-		if n > 0 && !pc.frozen.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			if !pc.frozen.Load() {
-				dst.Close()
-			}
-			return
-		}
-	}
-}
-
-// freeze half-opens every connection open now.
-func (p *halfOpenProxy) freeze() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.frozen.Store(true)
-	}
-}
-
-func (p *halfOpenProxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.closed.Store(true)
-		c.a.Close()
-		c.b.Close()
 	}
 }
