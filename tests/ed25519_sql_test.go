@@ -7,17 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"math/big"
 	mrand "math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/testsign"
 )
 
@@ -490,36 +487,7 @@ func TestEd25519KeyTablesBackfilled(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := pginbox.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := pginbox.MigrationFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before int64
-	for _, name := range names {
-		src, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(src), "CREATE TABLE webhooks.ed25519_key_tables") {
-			v, _ := strconv.ParseInt(name[:5], 10, 64)
-			before = v - 1
-			break
-		}
-	}
-	if before <= 0 {
-		t.Fatal("no migration creates webhooks.ed25519_key_tables")
-	}
-	p, err := pginbox.NewMigrationProvider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, before); err != nil {
-		t.Fatalf("up to %d: %v", before, err)
-	}
+	p := migrateToBefore(t, db, "CREATE TABLE webhooks.ed25519_key_tables")
 	seed := make([]byte, ed25519.SeedSize)
 	seed[0] = 9
 	key := ed25519.NewKeyFromSeed(seed)

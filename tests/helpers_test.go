@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -27,7 +29,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pressly/goose/v3"
 
+	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/localpg"
 	"github.com/pginbox/pginbox/internal/pgtest"
 	"github.com/pginbox/pginbox/internal/testsign"
@@ -852,4 +856,43 @@ func processPending(t testing.TB, q rowQuerier, handler, worker string, max int)
 		t.Fatalf("process_pending(%s, %s, %d): %v", handler, worker, max, err)
 	}
 	return out
+}
+
+// migrateToBefore migrates db (whose schema webhooks exists) up to the
+// version just before the first migration whose text holds marker, found by
+// content so that renumbering the files changes nothing, and returns the
+// provider for the rest.
+func migrateToBefore(t *testing.T, db *sql.DB, marker string) *goose.Provider {
+	t.Helper()
+	fsys, err := pginbox.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pginbox.MigrationFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), marker) {
+			v, _ := strconv.ParseInt(name[:5], 10, 64)
+			before = v - 1
+			break
+		}
+	}
+	if before <= 0 {
+		t.Fatalf("no migration holds %q", marker)
+	}
+	p, err := pginbox.NewMigrationProvider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), before); err != nil {
+		t.Fatalf("up to %d: %v", before, err)
+	}
+	return p
 }

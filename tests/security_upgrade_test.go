@@ -2,14 +2,10 @@ package tests
 
 import (
 	"context"
-	"io/fs"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pginbox/pginbox"
 )
 
 // TestSecurityUpgradeKeepsGrants migrates a database to the version before
@@ -28,36 +24,7 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	}
 	// The first migration that knows body_sha256 starts the security changes;
 	// found by content, so renumbering the files changes nothing here.
-	fsys, err := pginbox.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := pginbox.MigrationFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before int64
-	for _, name := range names {
-		src, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(src), "body_sha256") {
-			v, _ := strconv.ParseInt(name[:5], 10, 64)
-			before = v - 1
-			break
-		}
-	}
-	if before <= 0 {
-		t.Fatal("no migration mentions body_sha256")
-	}
-	p, err := pginbox.NewMigrationProvider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, before); err != nil {
-		t.Fatalf("up to %d: %v", before, err)
-	}
+	p := migrateToBefore(t, db, "body_sha256")
 
 	suffix := strings.ReplaceAll(conf.Database[len(conf.Database)-8:], "-", "")
 	roles := map[string]string{}
@@ -90,7 +57,7 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 	if _, err := ing.Exec(ctx, `SELECT webhooks.ingest_webhook('p', 'k', 't', '{}')`); err != nil {
 		t.Errorf("ingest role after upgrade: ingest_webhook: %v", err)
 	}
-	_, err = ing.Exec(ctx, `SELECT webhooks.ingest_signed('nobody', '{}', ''::bytea)`)
+	_, err := ing.Exec(ctx, `SELECT webhooks.ingest_signed('nobody', '{}', ''::bytea)`)
 	wantPgError(t, err, "42704", "unknown provider") // executable, refused for the provider
 
 	rdr := as(roles["grant_reader"])
