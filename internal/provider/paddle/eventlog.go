@@ -74,9 +74,7 @@ func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (api.Lo
 	if cursor != "" {
 		q += "&after=" + url.QueryEscape(cursor)
 	}
-	body, h, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?"+q, http.Header{
-		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
-	})
+	body, h, err := s.list(ctx, "/events?"+q)
 	if err != nil {
 		return api.LogPage{}, err
 	}
@@ -88,14 +86,19 @@ func (s *EventLog) Page(ctx context.Context, _ time.Time, cursor string) (api.Lo
 // Probe asks for the newest event only (GET /events?order_by=id[DESC]&per_page=1):
 // whether the API answers, for a provider being backed off.
 func (s *EventLog) Probe(ctx context.Context) error {
-	body, _, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/events?order_by=id%5BDESC%5D&per_page=1", http.Header{
-		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
-	})
+	body, _, err := s.list(ctx, "/events?order_by=id%5BDESC%5D&per_page=1")
 	if err != nil {
 		return err
 	}
 	_, err = s.parse(body)
 	return err
+}
+
+// list GETs one page of the event list (/events?query) with the key.
+func (s *EventLog) list(ctx context.Context, pathQuery string) ([]byte, http.Header, error) {
+	return api.GetJSON(ctx, s.client, s.provider, "event list", s.base+pathQuery, http.Header{
+		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
+	})
 }
 
 // parse reads a list page. A page whose envelope cannot be read (no data

@@ -65,9 +65,7 @@ func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (ap
 	if cursor != "" {
 		q += "&starting_after=" + url.QueryEscape(cursor)
 	}
-	body, h, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?"+q, http.Header{
-		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
-	})
+	body, h, err := s.list(ctx, "/v1/events?"+q)
 	if err != nil {
 		return api.LogPage{}, err
 	}
@@ -79,14 +77,19 @@ func (s *EventLog) Page(ctx context.Context, since time.Time, cursor string) (ap
 // Probe asks for the newest event only (GET /v1/events?limit=1): whether
 // the API answers, for a provider being backed off.
 func (s *EventLog) Probe(ctx context.Context) error {
-	body, _, err := api.GetJSON(ctx, s.client, s.provider, "event list", s.base+"/v1/events?limit=1", http.Header{
-		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
-	})
+	body, _, err := s.list(ctx, "/v1/events?limit=1")
 	if err != nil {
 		return err
 	}
 	_, err = s.parse(body)
 	return err
+}
+
+// list GETs one page of the event list (/v1/events?query) with the key.
+func (s *EventLog) list(ctx context.Context, pathQuery string) ([]byte, http.Header, error) {
+	return api.GetJSON(ctx, s.client, s.provider, "event list", s.base+pathQuery, http.Header{
+		"Authorization": {"Bearer " + s.key}, "Accept": {"application/json"},
+	})
 }
 
 // parse reads a list page. A page whose envelope is not a list object is
