@@ -85,16 +85,10 @@ func (s *Maintenance) initSeries() {
 		m.ScheduledRuns.WithLabelValues(name, "ok")
 		m.ScheduledRuns.WithLabelValues(name, "error")
 	}
-	for name := range s.cfg.Backfill {
-		for _, r := range []string{backfill.RefusedForeignOrigin, backfill.RefusedBadStatusURL, backfill.RefusedRedirect, backfill.RefusedDial} {
-			m.BackfillRefused.WithLabelValues(name, r)
-		}
-	}
+	// The refusals and log passes of every configured provider are
+	// metrics.Set.ServeProviders' (the runner serves them before it starts).
 	for name := range s.cfg.Logs {
 		m.BackfillLogSkipped.WithLabelValues(name) // served as 0 before the first skip
-		for _, r := range metrics.LogPassResults {
-			m.BackfillLogPasses.WithLabelValues(name, r)
-		}
 	}
 }
 
