@@ -80,6 +80,8 @@ func TestSecurityUpgradeKeepsGrants(t *testing.T) {
 		`SELECT id, order_held, out_of_order FROM webhooks.events`,
 		`SELECT provider, event_id, marked_at, prior_id FROM webhooks.order_marks`,
 		`SELECT provider, head_event_id, waiting FROM webhooks.blocked_sequences`,
+		`SELECT * FROM webhooks.order_skipped`, `SELECT * FROM webhooks.provider_kinds`,
+		`SELECT * FROM webhooks.alert_receivers`, `SELECT * FROM webhooks.ed25519_key_tables`,
 	} {
 		if _, err := rdr.Exec(ctx, sql+` LIMIT 1`); err != nil {
 			t.Errorf("reader after upgrade: %s: %v", sql, err)
