@@ -87,6 +87,10 @@ type Config struct {
 	KeepKeys time.Duration
 	// PruneEvery schedules retention. Default 1h; negative disables.
 	PruneEvery time.Duration
+	// HistoryEvery schedules the move of processed events from the queue
+	// (webhooks.inbox) into their day slices of webhooks.history. Default
+	// 1s; negative disables.
+	HistoryEvery time.Duration
 	// HandlerTimeout bounds one handler call; past it the lease is no longer
 	// extended. Default 5m.
 	HandlerTimeout time.Duration

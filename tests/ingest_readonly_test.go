@@ -67,7 +67,7 @@ func TestIngestDuplicateDoesNotWaitOnRowLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Rollback(ctx) //nolint:errcheck
-	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.events WHERE id = $1 FOR UPDATE`, id); err != nil {
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.inbox WHERE id = $1 FOR UPDATE`, id); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := pool.Begin(ctx)

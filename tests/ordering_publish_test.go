@@ -32,8 +32,9 @@ func lockedRelations(t *testing.T, ctx context.Context, c *pgx.Conn) []string {
 }
 
 // TestIngestLocksOnlyTheEventsTable: a delivery of a provider without
-// ordering locks only webhooks.events' own relations (the table, the
-// indexes it reads, the id sequence), whether or not other providers are
+// ordering locks only the relations of the store it writes (the keys and
+// the queue, webhooks.keys and webhooks.inbox, the indexes it reads, the id
+// sequence: never a day of history), whether or not other providers are
 // ordered: whether a provider is ordered is read from _ordered_providers(),
 // a constant, not from webhooks.ordering, which every delivery used to read
 // (a statement of its own, with its table and primary key to lock). The call
@@ -61,9 +62,10 @@ func TestIngestLocksOnlyTheEventsTable(t *testing.T) {
 			}
 			var want []string
 			rows, err := c.Query(ctx, `
-				SELECT x FROM (SELECT 'webhooks.events' AS x UNION ALL SELECT 'webhooks.events_id_seq'
+				SELECT x FROM (SELECT 'webhooks.inbox' AS x UNION ALL SELECT 'webhooks.keys'
+				               UNION ALL SELECT 'webhooks.events_id_seq'
 				               UNION ALL SELECT i.indexrelid::regclass::text FROM pg_catalog.pg_index AS i
-				               WHERE i.indrelid = 'webhooks.events'::regclass) AS r ORDER BY 1`)
+				               WHERE i.indrelid IN ('webhooks.inbox'::regclass, 'webhooks.keys'::regclass)) AS r ORDER BY 1`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,11 +97,11 @@ func TestIngestLocksOnlyTheEventsTable(t *testing.T) {
 			got := lockedRelations(t, ctx, c)
 			for _, r := range got {
 				if !slices.Contains(want, r) {
-					t.Errorf("one delivery locked %s; want only the events table's relations, got:\n  %s", r, strings.Join(got, "\n  "))
+					t.Errorf("one delivery locked %s; want only the relations of webhooks.keys and webhooks.inbox, got:\n  %s", r, strings.Join(got, "\n  "))
 				}
 			}
-			if !slices.Contains(got, "webhooks.events") {
-				t.Errorf("the delivery's transaction holds no lock on webhooks.events (got %v): the test reads the wrong session", got)
+			if !slices.Contains(got, "webhooks.keys") {
+				t.Errorf("the delivery's transaction holds no lock on webhooks.keys (got %v): the test reads the wrong session", got)
 			}
 		})
 	}

@@ -80,6 +80,8 @@ var Table = []Setting{
 		Doc: "view refresh and anomaly checks schedule (off disables)", kind: duration(true)},
 	{Env: "PGINBOX_PRUNE_EVERY", Flag: "prune-every", Field: "PruneEvery", Default: "1h",
 		Doc: "retention schedule (off disables)", kind: duration(true)},
+	{Env: "PGINBOX_HISTORY_EVERY", Flag: "history-every", Field: "HistoryEvery", Default: "1s",
+		Doc: "how often processed events move from the queue into their days of history (off disables: the queue then keeps them)", kind: duration(true)},
 	{Env: "PGINBOX_KEEP_PAYLOAD", Flag: "keep-payload", Field: "KeepPayload", Default: "30d",
 		Doc: "how long payloads of processed events are kept", kind: duration(false)},
 	{Env: "PGINBOX_KEEP_KEYS", Flag: "keep-keys", Field: "KeepKeys", Default: "400d", LongerThan: "PGINBOX_KEEP_PAYLOAD", why: "so late redeliveries still dedupe",

@@ -27,6 +27,8 @@ type Config struct {
 	ChecksEvery time.Duration
 	// PruneEvery schedules retention.
 	PruneEvery time.Duration
+	// HistoryEvery schedules the move of processed events into history.
+	HistoryEvery time.Duration
 	// KeepPayload and KeepKeys are retention's ages (see package retention).
 	KeepPayload, KeepKeys time.Duration
 	// Backfill are the per-id provider APIs a backfill pass asks after each
@@ -55,6 +57,8 @@ type Maintenance struct {
 	log     *slog.Logger
 	jobs    map[string]*job
 	backoff *backfill.Backoff // providers whose API keeps failing
+
+	daysEnsured time.Time // the history job's last ensure_history_days()
 }
 
 // New registers the jobs: reconciliation, backfill (asked for by each
@@ -66,6 +70,7 @@ func New(pool *pgxpool.Pool, cfg Config, m *metrics.Set, log *slog.Logger) *Main
 	s.jobs["reconcile"].NotifyGap = NotifiedPassGap
 	s.jobs["checks"] = newJob("checks", cfg.ChecksEvery, s.checks)
 	s.jobs["prune"] = newJob("prune", cfg.PruneEvery, s.prune)
+	s.jobs["history"] = newJob("history", cfg.HistoryEvery, s.history)
 	if len(cfg.Backfill) > 0 || len(cfg.Logs) > 0 {
 		// Triggered after each scheduled reconcile pass, never on a clock of its own.
 		s.jobs["backfill"] = newJob("backfill", 0, s.backfill)

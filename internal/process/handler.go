@@ -56,22 +56,42 @@ func newSQLHandler(function string) (*sqlHandler, error) {
 	ident := pgx.Identifier{schema, name}.Sanitize()
 	return &sqlHandler{
 		Function:  function,
-		query:     `SELECT ` + ident + `(e) FROM webhooks.events AS e WHERE e.id = $1`,
+		query:     sqlHandlerQuery(ident, false),
 		signature: ident + `(webhooks.events)`,
 	}, nil
 }
 
-// Check verifies that the function exists with a webhooks.events argument.
+// sqlHandlerQuery calls the function ident on a claimed event. The status
+// filter leaves out the history branch of the view at plan time: a claimed
+// event is in the queue. A function created before storage v2 takes
+// webhooks.inbox (the table it was written for was renamed), and gets the
+// same row converted.
+func sqlHandlerQuery(ident string, inbox bool) string {
+	arg := `e`
+	if inbox {
+		arg = `ROW(e.*)::webhooks.inbox`
+	}
+	return `SELECT ` + ident + `(` + arg + `) FROM webhooks.events AS e WHERE e.id = $1 AND e.status <> 'processed'`
+}
+
+// Check verifies that the function exists with a webhooks.events argument
+// (or a webhooks.inbox one, written before storage v2: then the handler
+// passes the row as that type).
 func (h *sqlHandler) Check(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) error {
 	sig := h.signature
-	var ok bool
-	if err := q.QueryRow(ctx, `SELECT to_regprocedure($1) IS NOT NULL`, sig).Scan(&ok); err != nil {
+	var ok, inbox bool
+	ident, _ := strings.CutSuffix(sig, `(webhooks.events)`)
+	if err := q.QueryRow(ctx, `SELECT to_regprocedure($1) IS NOT NULL, to_regprocedure($2) IS NOT NULL`,
+		sig, ident+`(webhooks.inbox)`).Scan(&ok, &inbox); err != nil {
 		return fmt.Errorf("handler sql:%s: %w", h.Function, err)
 	}
-	if !ok {
+	if !ok && !inbox {
 		return fmt.Errorf("handler sql:%s: no function %s", h.Function, sig)
+	}
+	if !ok {
+		h.query = sqlHandlerQuery(ident, true)
 	}
 	return nil
 }

@@ -1,5 +1,5 @@
 -- +goose StatementBegin
--- webhooks._providers() lists the distinct providers of webhooks.events
+-- webhooks._providers() lists the distinct providers of webhooks.keys (every event stored)
 -- with a loose index scan of the (provider, external_id) key: one probe per
 -- provider, whatever the number of events. The console uses it to look an
 -- external id up under every provider.
@@ -10,10 +10,10 @@ STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     WITH RECURSIVE p AS (
-        (SELECT e.provider FROM webhooks.events AS e ORDER BY e.provider LIMIT 1)
+        (SELECT k.provider FROM webhooks.keys AS k ORDER BY k.provider LIMIT 1)
         UNION ALL
-        SELECT (SELECT e.provider FROM webhooks.events AS e
-                WHERE e.provider > p.provider ORDER BY e.provider LIMIT 1)
+        SELECT (SELECT k.provider FROM webhooks.keys AS k
+                WHERE k.provider > p.provider ORDER BY k.provider LIMIT 1)
         FROM p
         WHERE p.provider IS NOT NULL
     )
@@ -23,4 +23,4 @@ $$;
 
 REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
 COMMENT ON FUNCTION webhooks._providers() IS
-  'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
+  'Private: the distinct providers of webhooks.keys (every event stored), by a loose index scan (one probe each).';

@@ -33,7 +33,7 @@
 -- each other rather than deadlock; two concurrent batches holding one
 -- unsigned body under different keys still can (SQLSTATE 40P01): run the call
 -- in a transaction of its own and retry it on 40P01 or 40001.
-CREATE FUNCTION webhooks.ingest_batch(
+CREATE OR REPLACE FUNCTION webhooks.ingest_batch(
     providers     text[],
     external_ids  text[],
     event_types   text[],
@@ -59,6 +59,7 @@ DECLARE
     v_row     record;
     v_stored  boolean := false;
     v_ordered boolean := false;
+    v_legacy  boolean;
 BEGIN
     IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
@@ -75,6 +76,7 @@ BEGIN
     IF v_n = 0 THEN
         RETURN;
     END IF;
+    v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
     v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
     v_out := array_fill(NULL::text, ARRAY[v_n]);
     v_err := array_fill(NULL::text, ARRAY[v_n]);
@@ -96,8 +98,10 @@ BEGIN
         END IF;
     END LOOP;
 
-    -- 2. One INSERT for the first element of each key (and of each body
-    --    digest) among the valid ones: new keys are created here. No two
+    -- 2. One INSERT into webhooks.keys for the first element of each key
+    --    (and of each body digest) among the valid ones, chained into one
+    --    INSERT into the queue for the keys it stored: new keys are created
+    --    here. No two
     --    rows of the INSERT conflict with each other, so its order is free:
     --    by key, the order every batch takes, so that two batches sharing
     --    keys wait for each other instead of deadlocking. A conflict with a
@@ -118,12 +122,22 @@ BEGIN
               -- A provider with ordering goes through ingest_webhook, which
               -- places each event in its sequence (step 3).
               AND (u.p = ANY (webhooks._ordered_providers())) IS NOT TRUE
+              -- While keys of events stored before storage v2 are still
+              -- being copied into webhooks.keys, every element goes through
+              -- ingest_webhook, which also looks in the queue's old unique key.
+              AND NOT v_legacy
         ), firsts AS (
             SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
-        ), created AS (
-            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
-            SELECT f.p, f.x, f.t, f.pl, f.s, f.d, f.tp FROM firsts AS f ORDER BY f.p, f.x
+        ), keyed AS (
+            INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at, body_sha256)
+            SELECT f.p, f.x, nextval('webhooks.events_id_seq'), now(), f.d FROM firsts AS f ORDER BY f.p, f.x
             ON CONFLICT DO NOTHING
+            RETURNING k.event_id, k.provider, k.external_id
+        ), created AS (
+            INSERT INTO webhooks.inbox AS e (id, provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+            SELECT k.event_id, f.p, f.x, f.t, f.pl, f.s, f.d, f.tp
+            FROM keyed AS k
+            JOIN firsts AS f ON f.p = k.provider AND f.x = k.external_id
             RETURNING e.id, e.provider, e.external_id
         )
         SELECT f.ord, c.id

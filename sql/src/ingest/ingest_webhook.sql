@@ -1,14 +1,21 @@
 -- +goose StatementBegin
--- webhooks.ingest_webhook stores one delivery exactly once. The unique key
--- (provider, external_id) and a single INSERT ... ON CONFLICT decide, never a
--- read, so any number of concurrent deliveries of the same id yield one row
+-- webhooks.ingest_webhook stores one delivery exactly once. The primary key
+-- of webhooks.keys (provider, external_id) and a single INSERT ... ON CONFLICT
+-- decide, never a read, so any number of concurrent deliveries of the same id yield one row
 -- and exactly one 'created'. A redelivery of an event that is still pending
 -- and carries a different payload reconciles the payload ('updated');
 -- anything else ('duplicate') writes nothing (normally not even a row lock).
 --
--- ON CONFLICT ... DO UPDATE ... WHERE <false> returns no row, so a duplicate is
--- told apart by the missing RETURNING row, and created from updated by the
--- revision counter the update bumps: no reliance on xmax.
+-- A new key is one INSERT into webhooks.keys (ON CONFLICT DO NOTHING: no row
+-- back means another delivery stored it first) and one into webhooks.inbox,
+-- the queue. A known key is looked up by the key, then the event by its id in
+-- the queue: an event no longer there is processed, so a 'duplicate'. Keys
+-- stay after the event's history is dropped (prune keep_payload), until
+-- keep_keys. While keys of events stored before storage v2 are still being
+-- copied into webhooks.keys, the queue keeps its old unique key
+-- (events_provider_external_id_key, dropped by move_history() once they are
+-- all copied), and a key not found also looks there: a catalog look-up
+-- tells, so ingest reads no other table for it.
 --
 -- body_sha256 (NULL by default) is for keys taken from a header the provider
 -- does not sign (github, shopify, sume keyed by X-Sume-Event-Id): the caller
@@ -21,8 +28,8 @@
 --     never replaced. A different body under a known key also raises a
 --     NOTICE 'pginbox: different body under a stored key' (DETAIL names the
 --     event) so the caller can count it apart from plain duplicates.
--- Both unique indexes (key, and provider + digest) decide in one INSERT ...
--- ON CONFLICT DO NOTHING with no conflict target; a follow-up look-up by key,
+-- Both unique indexes of webhooks.keys (key, and provider + digest) decide in
+-- one INSERT ... ON CONFLICT DO NOTHING with no conflict target; a follow-up look-up by key,
 -- then by digest, names the event that was there first. A row once stored
 -- with a digest is never 'updated' by any later call, digest or not.
 --
@@ -74,6 +81,9 @@ DECLARE
     v_oldkey   text;
     v_until    timestamptz;
     v_trace    text;
+    v_recv     timestamptz;
+    v_legacy   boolean;
+    v_new      bigint;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
        AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
@@ -110,25 +120,42 @@ BEGIN
         END IF;
 
         -- An unsigned key: never 'updated'. The loop only repeats when a
-        -- concurrent prune deletes the row between two statements.
+        -- concurrent prune deletes the key between two statements.
         FOR v_try IN 1..3 LOOP
             -- 1. Look, without locking: a known key, then a known body, is a
             --    duplicate, read-only. Neither look decides that the delivery
-            --    is new: only the unique indexes do, in step 2.
-            SELECT e.id,
-                   CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
-                        ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
-            INTO v_id, v_changes
-            FROM webhooks.events AS e
-            WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+            --    is new: only the unique indexes of webhooks.keys do, in
+            --    step 2.
+            SELECT k.event_id, k.received_at, k.body_sha256 <> ingest_webhook.body_sha256
+            INTO v_id, v_recv, v_changes
+            FROM webhooks.keys AS k
+            WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
             IF v_id IS NULL THEN
+                SELECT k.event_id, false INTO v_id, v_changes
+                FROM webhooks.keys AS k
+                WHERE k.provider = ingest_webhook.provider AND k.body_sha256 = ingest_webhook.body_sha256;
+            END IF;
+            IF v_id IS NULL AND v_try = 1 THEN
+                v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
+            END IF;
+            IF v_id IS NULL AND v_legacy THEN
+                -- Keys of events stored before storage v2 not copied yet.
                 SELECT e.id, false INTO v_id, v_changes
+                FROM webhooks.inbox AS e
+                WHERE e.provider = ingest_webhook.provider
+                  AND (e.external_id = ingest_webhook.external_id OR e.body_sha256 = ingest_webhook.body_sha256)
+                LIMIT 1;
+            END IF;
+            IF v_id IS NOT NULL AND v_changes IS NULL THEN
+                -- The key was stored from a signed body: compare payloads
+                -- (for the NOTICE only), in the inbox or the key's day.
+                SELECT e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload INTO v_changes
                 FROM webhooks.events AS e
-                WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
+                WHERE e.id = v_id AND e.received_at = v_recv;
             END IF;
 
-            -- 2. Neither is known: one insert, which any unique violation
-            --    (the key or the body) turns into nothing.
+            -- 2. Neither is known: one insert into webhooks.keys, which any
+            --    unique violation (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
                 IF v_held IS NULL THEN
                     v_held := false;
@@ -150,15 +177,18 @@ BEGIN
                     END IF;
                     PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_okey);
                 END IF;
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
-                                                  order_key, order_num, order_text, order_held, trace_parent)
-                VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
-                        v_okey, v_onum, v_otext, v_held, v_trace)
+                INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at, body_sha256)
+                VALUES (ingest_webhook.provider, ingest_webhook.external_id,
+                        nextval('webhooks.events_id_seq'), now(), ingest_webhook.body_sha256)
                 ON CONFLICT DO NOTHING
-                RETURNING e.id INTO v_id;
+                RETURNING k.event_id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
+                    INSERT INTO webhooks.inbox (id, provider, external_id, event_type, payload, source, body_sha256,
+                                                order_key, order_num, order_text, order_held, trace_parent)
+                    VALUES (v_id, ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                            ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
+                            v_okey, v_onum, v_otext, v_held, v_trace);
                     IF v_held THEN
                         PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
                     END IF;
@@ -170,66 +200,69 @@ BEGIN
                     RETURN NEXT;
                     RETURN;
                 END IF;
-
                 -- 3. A concurrent delivery of the key or the body got there
                 --    first. ON CONFLICT waited for it, so it is committed and
-                --    visible to these statements' fresh snapshots.
-                SELECT e.id,
-                       CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
-                            ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
-                INTO v_id, v_changes
-                FROM webhooks.events AS e
-                WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-                IF v_id IS NULL THEN
-                    SELECT e.id, false INTO v_id, v_changes
-                    FROM webhooks.events AS e
-                    WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
-                END IF;
+                --    visible to the next round's fresh snapshots.
+                CONTINUE;
             END IF;
 
-            IF v_id IS NOT NULL THEN
-                IF v_changes THEN
-                    RAISE NOTICE 'pginbox: different body under a stored key'
-                        USING DETAIL = format('provider %s, external_id %s, event_id %s: the key is not signed, '
-                                              'so the stored payload was kept', ingest_webhook.provider,
-                                              ingest_webhook.external_id, v_id);
-                END IF;
+            IF coalesce(v_changes, false) THEN
+                RAISE NOTICE 'pginbox: different body under a stored key'
+                    USING DETAIL = format('provider %s, external_id %s, event_id %s: the key is not signed, '
+                                          'so the stored payload was kept', ingest_webhook.provider,
+                                          ingest_webhook.external_id, v_id);
+            END IF;
+            event_id := v_id;
+            outcome  := 'duplicate';
+            RETURN NEXT;
+            RETURN;
+        END LOOP;
+
+        RAISE EXCEPTION 'pginbox: could not ingest %/%: the key vanished three times while deduplicating',
+            ingest_webhook.provider, ingest_webhook.external_id
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+
+    -- A key from the signed body (no digest).
+    FOR v_try IN 1..3 LOOP
+        -- 1. Look, without locking. A known key whose event would not change
+        --    (no longer in the queue or no longer pending, stored under an
+        --    unsigned key, or the same payload) is a duplicate and ends
+        --    here: a read-only transaction (no xid, no WAL, no flush at
+        --    commit) that never waits on another delivery's row lock. The
+        --    look never decides that a key is new: only the primary key of
+        --    webhooks.keys does, in step 2.
+        v_id := NULL;
+        v_changes := NULL;
+        v_oldkey := NULL;
+        SELECT k.event_id INTO v_id
+        FROM webhooks.keys AS k
+        WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
+        IF v_id IS NULL AND v_try = 1 THEN
+            v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
+        END IF;
+        IF v_id IS NULL AND v_legacy THEN
+            -- Keys of events stored before storage v2 not copied yet.
+            SELECT e.id INTO v_id
+            FROM webhooks.inbox AS e
+            WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+        END IF;
+        IF v_id IS NOT NULL THEN
+            SELECT (e.status = 'pending' AND e.body_sha256 IS NULL
+                    AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
+            INTO v_changes, v_oldkey
+            FROM webhooks.inbox AS e
+            WHERE e.id = v_id;
+            IF NOT coalesce(v_changes, false) THEN
                 event_id := v_id;
                 outcome  := 'duplicate';
                 RETURN NEXT;
                 RETURN;
             END IF;
-        END LOOP;
-
-        RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',
-            ingest_webhook.provider, ingest_webhook.external_id
-            USING ERRCODE = 'serialization_failure';
-    END IF;
-
-    -- A key from the signed body (no digest): as before.
-    FOR v_try IN 1..3 LOOP
-        -- 1. Look, without locking. A known key whose row would not change
-        --    (no longer pending, stored under an unsigned key, or the same
-        --    payload) is a duplicate and ends here: a read-only transaction
-        --    (no xid, no WAL, no flush at commit) that never waits on another
-        --    delivery's row lock. The look never decides that a key is new:
-        --    only the unique key does, in step 2.
-        SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
-                      AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
-        INTO v_id, v_changes, v_oldkey
-        FROM webhooks.events AS e
-        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-
-        IF v_id IS NOT NULL AND NOT v_changes THEN
-            event_id := v_id;
-            outcome  := 'duplicate';
-            RETURN NEXT;
-            RETURN;
         END IF;
 
-        -- 2. A new key, or a pending event with another payload: the one
-        --    atomic upsert decides, exactly as before the look existed. An
-        --    ordered event's place in its sequence is computed once, here
+        -- 2. A new key, or a pending event with another payload. An ordered
+        --    event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
         --    joined. Both locks are taken here, within the same bounded wait
@@ -238,8 +271,7 @@ BEGIN
         --    them (pginbox.order_ingest): the delivery never waits longer.
         --    Whether the provider is ordered is read from
         --    _ordered_providers(), a constant: a provider without ordering
-        --    reads no table for it, and the transaction locks no more
-        --    relations than the INSERT needs.
+        --    reads no table for it.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
@@ -267,57 +299,63 @@ BEGIN
             END IF;
             PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_oldkey);
         END IF;
-        IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
-        END IF;
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
-                                          order_key, order_num, order_text, order_held, trace_parent)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
-                v_okey, v_onum, v_otext, v_held, v_trace)
-        ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
-            SET payload    = excluded.payload,
-                event_type = excluded.event_type,
-                revision   = e.revision + 1,
-                updated_at = now(),
-                order_key  = excluded.order_key,
-                order_num  = excluded.order_num,
-                order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
-            WHERE e.status = 'pending'
-              AND e.body_sha256 IS NULL
-              AND e.payload IS DISTINCT FROM excluded.payload
-        RETURNING e.id, e.revision INTO v_id, v_revision;
-        IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
-        END IF;
 
-        IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held THEN
+        IF v_id IS NULL THEN
+            -- The key's one arbiter: its primary key.
+            INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at)
+            VALUES (ingest_webhook.provider, ingest_webhook.external_id, nextval('webhooks.events_id_seq'), now())
+            ON CONFLICT ON CONSTRAINT keys_pkey DO NOTHING
+            RETURNING k.event_id INTO v_new;
+            IF v_new IS NULL THEN
+                -- 3. A concurrent delivery stored the key first. ON CONFLICT
+                --    waited for it, so it is committed, and the next round's
+                --    look sees it.
+                CONTINUE;
+            END IF;
+            INSERT INTO webhooks.inbox (id, provider, external_id, event_type, payload, source,
+                                        order_key, order_num, order_text, order_held, trace_parent)
+            VALUES (v_new, ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                    ingest_webhook.payload, ingest_webhook.source, v_okey, v_onum, v_otext, v_held, v_trace);
+            IF v_held THEN
                 PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
             END IF;
             IF ingest_webhook.notify THEN
                 PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
             END IF;
-            event_id := v_id;
-            outcome  := CASE WHEN v_revision = 1 THEN 'created' ELSE 'updated' END;
+            event_id := v_new;
+            outcome  := 'created';
             RETURN NEXT;
             RETURN;
         END IF;
 
-        -- 3. The upsert wrote nothing: a concurrent delivery got there first
-        --    (between the look and the upsert) and the row is not a pending
-        --    event with a different payload. ON CONFLICT locked the row, so
-        --    it is committed and visible to this statement's fresh snapshot.
-        SELECT e.id INTO v_id
-        FROM webhooks.events AS e
-        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-
-        IF v_id IS NOT NULL THEN
-            event_id := v_id;
-            outcome  := 'duplicate';
-            RETURN NEXT;
-            RETURN;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
         END IF;
+        UPDATE webhooks.inbox AS e
+        SET payload    = ingest_webhook.payload,
+            event_type = ingest_webhook.event_type,
+            revision   = e.revision + 1,
+            updated_at = now(),
+            order_key  = v_okey,
+            order_num  = v_onum,
+            order_text = v_otext,
+            order_held = v_okey IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM v_okey)
+        WHERE e.id = v_id
+          AND e.status = 'pending'
+          AND e.body_sha256 IS NULL
+          AND e.payload IS DISTINCT FROM ingest_webhook.payload
+        RETURNING e.revision INTO v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
+        END IF;
+        IF ingest_webhook.notify AND v_revision IS NOT NULL THEN
+            PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
+        END IF;
+        -- No row changed: a concurrent delivery or a worker got there first.
+        event_id := v_id;
+        outcome  := CASE WHEN v_revision IS NOT NULL THEN 'updated' ELSE 'duplicate' END;
+        RETURN NEXT;
+        RETURN;
     END LOOP;
 
     RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',

@@ -66,7 +66,7 @@ BEGIN
         RETURN;
     END IF;
     order_held := EXISTS (
-        SELECT FROM webhooks.events AS e
+        SELECT FROM webhooks.inbox AS e
         WHERE e.provider = _order_ingest.provider
           AND e.order_key = _order_ingest.order_key
           AND e.order_key IS NOT NULL

@@ -55,6 +55,6 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks._order_mark_late() IS
-  'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes '
+  'Private trigger (events_order_late on webhooks.inbox): sets out_of_order on an ordered event that becomes '
   'processed after a later event of its sequence was processed (webhooks.order_marks), and moves the mark.';
 REVOKE EXECUTE ON FUNCTION webhooks._order_mark_late() FROM PUBLIC;

@@ -17,7 +17,7 @@
 -- (_order_lock), so each decision sees the previous one committed. Held
 -- events are never locked by a claim, so promoting one waits for nobody who
 -- could be waiting for this lock; demoting a runnable one skips it when it
--- is locked (it is in flight). Called by the triggers on webhooks.events,
+-- is locked (it is in flight). Called by the triggers on webhooks.inbox,
 -- by ingest_webhook() for an event that may overtake its sequence's head,
 -- and by set_ordering(). Sets order_held only: no trigger fires again.
 CREATE OR REPLACE FUNCTION webhooks._order_settle(provider text, order_key text)
@@ -48,7 +48,7 @@ BEGIN
     WHERE o.provider = _order_settle.provider;
     IF v_dead_blocks IS NULL THEN
         -- No ordering (any more): nothing of this sequence waits.
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = false
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
@@ -65,7 +65,7 @@ BEGIN
     SELECT coalesce(bool_or(e.status = 'processing'), false),
            coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
     INTO v_busy, v_ready
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
@@ -78,7 +78,7 @@ BEGIN
     -- One that cannot be locked is in flight under a row-lock lease.
     v_mine := '{}';
     FOREACH v_id IN ARRAY v_ready LOOP
-        PERFORM FROM webhooks.events AS e
+        PERFORM FROM webhooks.inbox AS e
         WHERE e.id = v_id
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM false
@@ -96,7 +96,7 @@ BEGIN
     FROM (
         (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
                 e.received_at, e.order_held
-         FROM webhooks.events AS e
+         FROM webhooks.inbox AS e
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
@@ -108,7 +108,7 @@ BEGIN
         UNION ALL
         (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                 e.received_at, e.order_held
-         FROM webhooks.events AS e
+         FROM webhooks.inbox AS e
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
@@ -125,13 +125,13 @@ BEGIN
     END IF;
 
     IF pg_catalog.cardinality(v_mine) > 0 THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = true
         WHERE e.id = ANY (v_mine)
           AND e.id IS DISTINCT FROM v_target;
     END IF;
     IF v_target IS NOT NULL THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = false
         WHERE e.id = v_target
           AND e.order_key = _order_settle.order_key
@@ -145,5 +145,5 @@ $$;
 COMMENT ON FUNCTION webhooks._order_settle(text, text) IS
   'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held '
   'false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. '
-  'Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
+  'Called by the triggers on webhooks.inbox, ingest_webhook() and set_ordering().';
 REVOKE EXECUTE ON FUNCTION webhooks._order_settle(text, text) FROM PUBLIC;

@@ -58,7 +58,7 @@ BEGIN
             LEFT JOIN webhooks.ordering AS o ON o.provider = x.p
             LEFT JOIN LATERAL (
                 SELECT e.id, e.order_held
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
                   AND e.status <> 'processed'
                 ORDER BY e.order_held, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
@@ -68,7 +68,7 @@ BEGIN
         ), released AS (
             -- "IS NOT DISTINCT FROM" keeps the planner off the claim index,
             -- as in _order_settle().
-            UPDATE webhooks.events AS e
+            UPDATE webhooks.inbox AS e
             SET order_held = false
             FROM s
             WHERE s.fast AND e.id = s.first_id

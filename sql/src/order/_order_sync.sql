@@ -50,6 +50,6 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks._order_sync() IS
-  'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an '
+  'Private trigger (events_order_sync, events_order_sync_delete on webhooks.inbox): settles the sequences of an '
   'ordered event after its status, key or order value changed or it was deleted.';
 REVOKE EXECUTE ON FUNCTION webhooks._order_sync() FROM PUBLIC;

@@ -28,13 +28,13 @@ SELECT h.provider,
        CASE WHEN h.status = 'pending' THEN h.run_after END AS next_attempt_at,
        coalesce(f.first_failed_at, h.claimed_at, h.updated_at) AS blocked_since,
        w.waiting
-FROM webhooks.events AS h
+FROM webhooks.inbox AS h
 JOIN webhooks.ordering AS o ON o.provider = h.provider
 -- The head of h's sequence: its first unfinished event in order (a dead
 -- one counts only while dead_blocks). One short index read per candidate.
 CROSS JOIN LATERAL (
     SELECT b.id
-    FROM webhooks.events AS b
+    FROM webhooks.inbox AS b
     WHERE b.provider = h.provider
       AND b.order_key = h.order_key
       AND b.order_key IS NOT NULL
@@ -50,7 +50,7 @@ LEFT JOIN LATERAL (
 ) AS f ON true
 CROSS JOIN LATERAL (
     SELECT count(*) AS waiting
-    FROM webhooks.events AS a
+    FROM webhooks.inbox AS a
     WHERE a.provider = h.provider
       AND a.order_key = h.order_key
       AND a.order_key IS NOT NULL

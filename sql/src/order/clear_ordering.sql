@@ -24,20 +24,20 @@ BEGIN
     -- set_ordering(): no settle of it runs meanwhile.
     v_keys := ARRAY(
         SELECT DISTINCT e.order_key
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
         ORDER BY 1);
     PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET order_key  = NULL,
         order_num  = NULL,
         order_text = NULL,
         order_held = false
     FROM (
         SELECT p.id
-        FROM webhooks.events AS p
+        FROM webhooks.inbox AS p
         WHERE p.provider = clear_ordering.provider
           AND p.status = 'pending'
           AND p.order_key IS NOT NULL

@@ -83,7 +83,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
        AND NOT EXISTS (SELECT FROM (
                SELECT e.external_id
-               FROM webhooks.events AS e
+               FROM webhooks.inbox AS e
                WHERE e.provider = set_ordering.provider
                ORDER BY e.external_id
                LIMIT 1) AS first_event) THEN
@@ -118,11 +118,11 @@ BEGIN
     v_keys := ARRAY(
         SELECT DISTINCT k FROM (
             SELECT e.order_key AS k
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
             UNION ALL
             SELECT v.order_key
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, e.payload) AS v
             WHERE e.provider = set_ordering.provider AND e.status = 'pending'
         ) AS keys
@@ -138,13 +138,13 @@ BEGIN
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
     WITH v AS MATERIALIZED (
         SELECT p.id, p.external_id, n.order_key, n.order_num, n.order_text, n.skipped
-        FROM webhooks.events AS p
+        FROM webhooks.inbox AS p
         CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
         WHERE p.provider = set_ordering.provider
           AND p.status = 'pending'
         FOR UPDATE OF p SKIP LOCKED
     ), updated AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_key  = v.order_key,
             order_num  = v.order_num,
             order_text = v.order_text,

@@ -23,7 +23,7 @@ DECLARE
     v_error   text;
     v_xid     xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = CASE WHEN e.attempts + 1 >= e.max_attempts THEN 'dead' ELSE 'pending' END,
         run_after    = CASE WHEN e.attempts + 1 >= e.max_attempts THEN e.run_after
                             ELSE now() + least(interval '1 hour',

@@ -35,7 +35,7 @@ BEGIN
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -57,7 +57,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM picked
-    JOIN webhooks.events AS e ON e.id = picked.id
+    JOIN webhooks.inbox AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
 END;
 $$;

@@ -61,7 +61,7 @@ BEGIN
     END IF;
     SELECT e.provider, e.order_key, e.order_num, e.order_text, e.received_at
     INTO v_provider, v_key, v_num, v_text, v_received
-    FROM webhooks.events AS e WHERE e.id = v_id;
+    FROM webhooks.inbox AS e WHERE e.id = v_id;
     IF v_key IS NULL THEN
         RETURN;
     END IF;
@@ -94,7 +94,7 @@ BEGIN
                        OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
                        row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                                                    e.received_at, e.id) AS rn
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.provider = h.provider
                   AND e.order_key = h.order_key
                   AND e.order_key IS NOT NULL
@@ -116,7 +116,7 @@ BEGIN
         )
         SELECT e.id, cut.at, cut.n
         FROM cut
-        JOIN webhooks.events AS e ON e.id = cut.id
+        JOIN webhooks.inbox AS e ON e.id = cut.id
         WHERE cut.g <= v_budget
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM true
@@ -142,7 +142,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     ORDER BY x.n;
 END;
 $$;

@@ -84,7 +84,7 @@ BEGIN
     -- locked only when fetched.
     OPEN v_cur NO SCROLL FOR
         SELECT e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -143,7 +143,7 @@ BEGIN
                            OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
                            row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                                                        e.received_at, e.id) AS rn
-                    FROM webhooks.events AS e
+                    FROM webhooks.inbox AS e
                     WHERE e.provider = h.provider
                       AND e.order_key = h.order_key
                       AND e.order_key IS NOT NULL
@@ -165,7 +165,7 @@ BEGIN
             )
             SELECT e.id, cut.at, cut.n
             FROM cut
-            JOIN webhooks.events AS e ON e.id = cut.id
+            JOIN webhooks.inbox AS e ON e.id = cut.id
             WHERE cut.g <= v_budget
               AND e.status IS NOT DISTINCT FROM 'pending'
               AND e.order_held IS NOT DISTINCT FROM true
@@ -211,7 +211,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_at), pg_catalog.unnest(v_sub)) AS x(id, at, sub)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     ORDER BY x.at, x.sub;
 END;
 $$;

@@ -26,7 +26,7 @@ BEGIN
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
     IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
             claimed_at   = now(),
@@ -53,7 +53,7 @@ BEGIN
     -- (_order_settle_many).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
             claimed_at   = now(),

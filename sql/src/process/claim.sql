@@ -45,7 +45,7 @@ BEGIN
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -55,7 +55,7 @@ BEGIN
         LIMIT claim.max_events
         FOR UPDATE SKIP LOCKED
     )
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'processing',
         locked_by    = claim.worker,
         locked_until = now() + claim.lease,

@@ -23,7 +23,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'processed',
         processed_at = now(),
         locked_by    = NULL,

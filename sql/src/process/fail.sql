@@ -20,7 +20,7 @@ DECLARE
     v_attempt integer;
     v_error   text;
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
         run_after    = CASE WHEN e.attempts >= e.max_attempts THEN e.run_after
                             ELSE now() + least(interval '1 hour',

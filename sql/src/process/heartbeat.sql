@@ -24,7 +24,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET locked_until = now() + heartbeat.extend,
         updated_at   = now()
     WHERE e.id = heartbeat.event_id

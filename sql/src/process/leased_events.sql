@@ -26,7 +26,7 @@ BEGIN
     RETURN QUERY
     SELECT e.*
     FROM unnest(leased_events.event_ids, leased_events.attempts) WITH ORDINALITY AS x(id, attempt, n)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     WHERE e.status IS NOT DISTINCT FROM 'processing'
       AND e.locked_by = leased_events.worker
       AND e.attempts = x.attempt

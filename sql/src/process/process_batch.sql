@@ -48,6 +48,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_fn     text;
+    v_cast   text;
     v_sql    text;
     v_ev     webhooks.events;
     v_t0     timestamptz;
@@ -59,14 +60,17 @@ DECLARE
     v_next   webhooks.events;
     v_done   bigint[] := '{}';
 BEGIN
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
-    INTO v_fn
+    -- A handler takes webhooks.events (the view's row), or webhooks.inbox: a
+    -- handler created before storage v2 took the table, which was renamed.
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname),
+           CASE WHEN p.proargtypes[0] = 'webhooks.inbox'::pg_catalog.regtype THEN '::webhooks.inbox' ELSE '' END
+    INTO v_fn, v_cast
     FROM pg_catalog.pg_proc AS p
     JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
     WHERE p.oid = process_batch.handler
       AND p.prokind = 'f'
       AND p.pronargs = 1
-      AND p.proargtypes[0] = 'webhooks.events'::pg_catalog.regtype;
+      AND p.proargtypes[0] IN ('webhooks.events'::pg_catalog.regtype, 'webhooks.inbox'::pg_catalog.regtype);
     IF v_fn IS NULL THEN
         RAISE EXCEPTION 'pginbox: handler % must be a function taking one webhooks.events argument',
             coalesce(process_batch.handler::text, 'NULL')
@@ -76,7 +80,7 @@ BEGIN
         RAISE EXCEPTION 'pginbox: at most 10000 events per batch, got %', pg_catalog.cardinality(process_batch.event_ids)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    v_sql := 'SELECT ' || v_fn || '($1)';
+    v_sql := 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '($1)' ELSE '(ROW(($1).*)' || v_cast || ')' END;
     v_room := coalesce(pg_catalog.cardinality(process_batch.event_ids), 0);
 
     FOR v_ev IN SELECT * FROM webhooks.leased_events(process_batch.worker, process_batch.event_ids, process_batch.attempts) LOOP

@@ -38,6 +38,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_fn     text;
+    v_cast   text;
     v_evs    webhooks.events[];
     v_ids    bigint[];
     v_ev     webhooks.events;
@@ -45,14 +46,17 @@ DECLARE
     v_failed boolean := false;
     v_stuck  text[] := '{}';
 BEGIN
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
-    INTO v_fn
+    -- A handler takes webhooks.events (the view's row), or webhooks.inbox: a
+    -- handler created before storage v2 took the table, which was renamed.
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname),
+           CASE WHEN p.proargtypes[0] = 'webhooks.inbox'::pg_catalog.regtype THEN '::webhooks.inbox' ELSE '' END
+    INTO v_fn, v_cast
     FROM pg_catalog.pg_proc AS p
     JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
     WHERE p.oid = process_pending.handler
       AND p.prokind = 'f'
       AND p.pronargs = 1
-      AND p.proargtypes[0] = 'webhooks.events'::pg_catalog.regtype;
+      AND p.proargtypes[0] IN ('webhooks.events'::pg_catalog.regtype, 'webhooks.inbox'::pg_catalog.regtype);
     IF v_fn IS NULL THEN
         RAISE EXCEPTION 'pginbox: handler % must be a function taking one webhooks.events argument',
             coalesce(process_pending.handler::text, 'NULL')
@@ -74,7 +78,8 @@ BEGIN
     v_ids := ARRAY(SELECT x.id FROM pg_catalog.unnest(v_evs) AS x);
 
     BEGIN
-        EXECUTE 'SELECT ' || v_fn || '(x) FROM pg_catalog.unnest($1) AS x' USING v_evs;
+        EXECUTE 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '(x)' ELSE '(ROW(x.*)' || v_cast || ')' END
+                || ' FROM pg_catalog.unnest($1) AS x' USING v_evs;
         IF webhooks._mark_processed(v_ids) <> v_n THEN
             RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', v_n
                 USING ERRCODE = 'PX002';
@@ -99,7 +104,7 @@ BEGIN
         event_id := v_ev.id;
         attempt  := v_ev.attempts;
         BEGIN
-            EXECUTE 'SELECT ' || v_fn || '($1)' USING v_ev;
+            EXECUTE 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '($1)' ELSE '(ROW(($1).*)' || v_cast || ')' END USING v_ev;
             IF webhooks._mark_processed(ARRAY[v_ev.id]) <> 1 THEN
                 RAISE EXCEPTION 'pginbox: locked event % could not be marked processed', v_ev.id
                     USING ERRCODE = 'PX002';

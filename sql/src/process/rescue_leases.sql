@@ -22,14 +22,14 @@ BEGIN
     RETURN QUERY
     WITH expired AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'processing'
           AND e.locked_until < now()
         ORDER BY e.locked_until
         LIMIT rescue_leases.max_rows
         FOR UPDATE SKIP LOCKED
     ), moved AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
             run_after    = now(),
             last_error   = format('lease of %s expired at %s (attempt %s of %s)',

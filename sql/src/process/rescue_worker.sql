@@ -45,13 +45,13 @@ BEGIN
 
     WITH free AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'processing'
           AND e.locked_by = rescue_worker.worker
         ORDER BY e.id
         FOR UPDATE SKIP LOCKED
     ), moved AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
             run_after    = now(),
             last_error   = format('lease of %s given back by its worker, which lost track of it (attempt %s of %s)',
@@ -78,7 +78,7 @@ BEGIN
     -- another transaction held.
     SELECT count(*)::integer
     INTO v_held
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.status = 'processing'
       AND e.locked_by = rescue_worker.worker;
 

@@ -28,19 +28,19 @@ AS $$
     FROM (
         -- the hole at the start of the window, if any
         SELECT _sequence_gaps.from_seq - 1 AS seq,
-               coalesce((SELECT min(e.seq)
-                         FROM webhooks.events AS e
-                         WHERE e.provider = _sequence_gaps.provider
-                           AND e.seq IS NOT NULL
-                           AND e.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq),
+               coalesce((SELECT min(k.seq)
+                         FROM webhooks.keys AS k
+                         WHERE k.provider = _sequence_gaps.provider
+                           AND k.seq IS NOT NULL
+                           AND k.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq),
                         _sequence_gaps.to_seq + 1) AS next_seq
         UNION ALL
         -- the hole after each received id, up to the end of the window
-        SELECT e.seq, lead(e.seq, 1, _sequence_gaps.to_seq + 1) OVER (ORDER BY e.seq)
-        FROM webhooks.events AS e
-        WHERE e.provider = _sequence_gaps.provider
-          AND e.seq IS NOT NULL
-          AND e.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq
+        SELECT k.seq, lead(k.seq, 1, _sequence_gaps.to_seq + 1) OVER (ORDER BY k.seq)
+        FROM webhooks.keys AS k
+        WHERE k.provider = _sequence_gaps.provider
+          AND k.seq IS NOT NULL
+          AND k.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq
     ) AS w
     CROSS JOIN LATERAL generate_series(w.seq + 1, w.next_seq - 1) AS g (id)
     WHERE w.next_seq > w.seq + 1

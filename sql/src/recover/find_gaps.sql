@@ -22,8 +22,8 @@ AS $$
       AND x.deadline < now()
       AND (find_gaps.provider IS NULL OR x.provider = find_gaps.provider)
       AND NOT EXISTS (
-          SELECT FROM webhooks.events AS e
-          WHERE e.provider = x.provider AND e.external_id = x.external_id)
+          SELECT FROM webhooks.keys AS k
+          WHERE k.provider = x.provider AND k.external_id = x.external_id)
       AND NOT EXISTS (
           SELECT FROM webhooks.tombstones AS t
           WHERE t.provider = x.provider AND t.external_id = x.external_id)

@@ -113,19 +113,19 @@ BEGIN
     UPDATE webhooks.expectations AS x
     SET met_at = now()
     WHERE x.met_at IS NULL
-      AND (EXISTS (SELECT FROM webhooks.events AS e
-                   WHERE e.provider = x.provider AND e.external_id = x.external_id)
+      AND (EXISTS (SELECT FROM webhooks.keys AS k
+                   WHERE k.provider = x.provider AND k.external_id = x.external_id)
            OR EXISTS (SELECT FROM webhooks.tombstones AS t
                       WHERE t.provider = x.provider AND t.external_id = x.external_id));
     GET DIAGNOSTICS v_met = ROW_COUNT;
 
     -- 4. Tombstones whose event arrived after all.
     UPDATE webhooks.tombstones AS t
-    SET resolved_at = now(), resolved_event_id = e.id
-    FROM webhooks.events AS e
+    SET resolved_at = now(), resolved_event_id = k.event_id
+    FROM webhooks.keys AS k
     WHERE t.resolved_at IS NULL
-      AND e.provider = t.provider
-      AND e.external_id = t.external_id;
+      AND k.provider = t.provider
+      AND k.external_id = t.external_id;
     GET DIAGNOSTICS v_resolved = ROW_COUNT;
 
     -- 5. What is left, and the record of the pass.

@@ -23,8 +23,8 @@ BEGIN
     INSERT INTO webhooks.tombstones (provider, external_id, reason)
     SELECT tombstone.provider, tombstone.external_id, tombstone.reason
     WHERE NOT EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = tombstone.provider AND e.external_id = tombstone.external_id)
+        SELECT FROM webhooks.keys AS k
+        WHERE k.provider = tombstone.provider AND k.external_id = tombstone.external_id)
     ON CONFLICT ON CONSTRAINT tombstones_pkey DO NOTHING;
 END;
 $$;

@@ -24,7 +24,8 @@ SET lock_timeout = '3s'
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_event webhooks.events%ROWTYPE;
+    v_event webhooks.inbox%ROWTYPE;
+    v_day   date;
     v_by    text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
@@ -32,9 +33,11 @@ BEGIN
 
     -- The table locks first, outside the handler below, so that only a row
     -- lock held too long reads as "being processed".
-    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- A processed event already moved into history comes back to the queue.
+    PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
     BEGIN
-        SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
+        SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
     EXCEPTION
         WHEN lock_not_available THEN
             RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
@@ -42,6 +45,16 @@ BEGIN
                 USING ERRCODE = 'object_in_use';
     END;
     IF v_event.id IS NULL THEN
+        SELECT d.day INTO v_day
+        FROM webhooks.history_days AS d
+        WHERE d.state = 'dropped' AND replay.event_id BETWEEN d.min_id AND d.max_id
+        ORDER BY d.day
+        LIMIT 1;
+        IF v_day IS NOT NULL THEN
+            RAISE EXCEPTION 'pginbox: event % cannot be replayed: prune() dropped its day (%) of history after keep_payload; its key still dedupes',
+                replay.event_id, v_day
+                USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
         RAISE EXCEPTION 'pginbox: no event with id %', replay.event_id
             USING ERRCODE = 'no_data_found';
     END IF;
@@ -59,7 +72,7 @@ BEGIN
     INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
     VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts, v_by);
 
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'pending',
         processed_at = NULL,
         attempts     = 0,

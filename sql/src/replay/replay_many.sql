@@ -62,13 +62,15 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
-    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- Processed events already moved into history come back to the queue.
+    PERFORM webhooks._history_restore(replay.event_ids);
     -- Lock the rows first (in id order; a row whose lock was waited for is
     -- re-checked against the filter), then write them in one statement.
     BEGIN
         v_ids := ARRAY(
             SELECT e.id
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             WHERE e.id = ANY (replay.event_ids)
               AND e.status <> 'processing'
               AND e.payload IS NOT NULL
@@ -80,7 +82,7 @@ BEGIN
             -- holds it. Take the others, skip the locked ones.
             v_ids := ARRAY(
                 SELECT e.id
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.id = ANY (replay.event_ids)
                   AND e.status <> 'processing'
                   AND e.payload IS NOT NULL
@@ -91,7 +93,7 @@ BEGIN
     -- The rows are locked: this statement sees them as they now are.
     WITH picked AS MATERIALIZED (
         SELECT e.id, e.status, e.attempts
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.id = ANY (v_ids)
     ), audited AS (
         INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
@@ -99,7 +101,7 @@ BEGIN
         FROM picked AS p
         ORDER BY p.id
     ), replayed AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'pending',
             processed_at = NULL,
             attempts     = 0,

@@ -7,10 +7,10 @@
 INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok, remedy)
 VALUES
 ('events_dead_tuple_ratio', 'database',
- 'Dead tuples of webhooks.events over its live + dead tuples, or 10000 if more (pg_stat_user_tables): vacuum is not keeping up or a held xmin stops it.',
+ 'Dead tuples of webhooks.inbox (the queue) over its live + dead tuples, or 10000 if more (pg_stat_user_tables): vacuum is not keeping up or a held xmin stops it.',
  $q$SELECT s.n_dead_tup::numeric / greatest(s.n_live_tup + s.n_dead_tup, 10000)
 FROM pg_catalog.pg_stat_user_tables AS s
-WHERE s.relid = 'webhooks.events'::regclass$q$,
+WHERE s.relid = 'webhooks.inbox'::regclass$q$,
  NULL, 0.2,
  'Vacuum is not keeping up, or a held xmin stops it (see the two xmin checks). Check `last_autovacuum`, `autovacuum_*` settings, long transactions.'),
 
@@ -53,8 +53,8 @@ FROM (SELECT greatest(age(a.backend_xmin), age(a.backend_xid)) AS age
  'A listener is idle in a transaction and the queue cannot drain; at 1 every NOTIFY fails at commit. Find sessions that `LISTEN` and are `idle in transaction`.'),
 
 ('events_id_used_ratio', 'database',
- 'Fraction of the bigint range of webhooks.events.id already used by its identity sequence.',
- $q$SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('webhooks.events', 'id')::regclass), 0)
+ 'Fraction of the bigint range of event ids (webhooks.inbox.id) already used by its identity sequence.',
+ $q$SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('webhooks.inbox', 'id')::regclass), 0)
        / 9223372036854775807::numeric$q$,
  NULL, 0.5,
  'Something burns ids (a sequence reset or huge `setval`, millions of failed inserts). Investigate before it matters.'),

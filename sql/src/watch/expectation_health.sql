@@ -9,6 +9,8 @@
 --   * backfilled events of the last day, and those no expectation asked for.
 -- It computes gaps itself with anti-joins on the base tables, so it works
 -- whether or not reconcile() maintains expectations.met_at.
+-- Whether a key arrived is read in webhooks.keys, which keeps it after its
+-- day of history is dropped.
 CREATE MATERIALIZED VIEW webhooks.expectation_health AS
 SELECT s.provider,
        count(*) FILTER (WHERE s.kind = 'open')                                            AS expected_open,
@@ -23,8 +25,8 @@ FROM (
     SELECT x.provider, 'open' AS kind, x.deadline AS at, true AS expected
     FROM webhooks.expectations AS x
     WHERE x.met_at IS NULL
-      AND NOT EXISTS (SELECT FROM webhooks.events AS e
-                      WHERE e.provider = x.provider AND e.external_id = x.external_id)
+      AND NOT EXISTS (SELECT FROM webhooks.keys AS k
+                      WHERE k.provider = x.provider AND k.external_id = x.external_id)
       AND NOT EXISTS (SELECT FROM webhooks.tombstones AS t
                       WHERE t.provider = x.provider AND t.external_id = x.external_id)
     UNION ALL
@@ -32,10 +34,10 @@ FROM (
     FROM webhooks.tombstones AS t
     WHERE t.created_at >= now() - interval '24 hours'
     UNION ALL
-    SELECT t.provider, 'tombstone_with_event', greatest(t.created_at, e.received_at), true
+    SELECT t.provider, 'tombstone_with_event', greatest(t.created_at, k.received_at), true
     FROM webhooks.tombstones AS t
-    JOIN webhooks.events AS e ON e.provider = t.provider AND e.external_id = t.external_id
-    WHERE greatest(t.created_at, e.received_at) >= now() - interval '24 hours'
+    JOIN webhooks.keys AS k ON k.provider = t.provider AND k.external_id = t.external_id
+    WHERE greatest(t.created_at, k.received_at) >= now() - interval '24 hours'
     UNION ALL
     SELECT e.provider, 'backfill', e.received_at,
            EXISTS (SELECT FROM webhooks.expectations AS x
@@ -50,7 +52,8 @@ WITH DATA;
 CREATE UNIQUE INDEX expectation_health_key ON webhooks.expectation_health (provider);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'expectation_health', coalesce(max(e.id), 0) FROM webhooks.events AS e;
+SELECT 'expectation_health', coalesce(max(e.id), 0) FROM webhooks.events AS e
+ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.expectation_health FROM PUBLIC;
 

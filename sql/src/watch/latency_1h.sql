@@ -4,6 +4,8 @@
 -- are left out: their received_at says nothing about today's latency. Events
 -- received more than a day ago are left out too, so a refresh reads one day of
 -- the table at most; those still waiting show up in oldest_pending_seconds.
+-- It reads webhooks.events, the queue and history together; the bound on
+-- received_at leaves out every day slice of history but the last two.
 CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 SELECT e.provider,
        count(*) AS processed,
@@ -26,7 +28,8 @@ WITH DATA;
 CREATE UNIQUE INDEX latency_1h_key ON webhooks.latency_1h (provider);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'latency_1h', coalesce(max(e.id), 0) FROM webhooks.events AS e;
+SELECT 'latency_1h', coalesce(max(e.id), 0) FROM webhooks.events AS e
+ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.latency_1h FROM PUBLIC;
 

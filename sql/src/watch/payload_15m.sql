@@ -19,6 +19,8 @@
 -- is spread evenly over the window. timed and event_timed count the sampled
 -- events that state a time and an event time. The cheap columns read every
 -- event.
+-- It reads webhooks.events, the queue and history together; the bound on
+-- received_at leaves out every day slice of history but the last one or two.
 CREATE MATERIALIZED VIEW webhooks.payload_15m AS
 WITH volume AS (
     SELECT e.provider, count(*) AS n
@@ -64,7 +66,8 @@ WITH DATA;
 CREATE UNIQUE INDEX payload_15m_key ON webhooks.payload_15m (provider);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'payload_15m', coalesce(max(e.id), 0) FROM webhooks.events AS e;
+SELECT 'payload_15m', coalesce(max(e.id), 0) FROM webhooks.events AS e
+ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.payload_15m FROM PUBLIC;
 

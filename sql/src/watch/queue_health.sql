@@ -7,21 +7,22 @@
 -- out events held behind an earlier event of their sequence (order_held):
 -- claim() does not hand them out, and a blocked sequence is what
 -- sequence_blocked_seconds reports, not a queue nobody claims from.
+-- (Only webhooks.inbox, the queue, holds unfinished events.)
 CREATE MATERIALIZED VIEW webhooks.queue_health AS
 WITH q AS (
     SELECT e.provider, e.status, e.attempts, e.max_attempts, e.run_after,
            e.received_at, e.locked_until, e.updated_at, e.order_held
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.status = 'pending'
     UNION ALL
     SELECT e.provider, e.status, e.attempts, e.max_attempts, e.run_after,
            e.received_at, e.locked_until, e.updated_at, e.order_held
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.status = 'processing'
     UNION ALL
     SELECT e.provider, e.status, e.attempts, e.max_attempts, e.run_after,
            e.received_at, e.locked_until, e.updated_at, e.order_held
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.status = 'dead' AND e.updated_at >= now() - interval '24 hours'
 )
 SELECT q.provider,

@@ -7,6 +7,8 @@
 -- Duplicates write nothing (ingest_webhook's ON CONFLICT ... WHERE false), so
 -- they cannot be counted here; redelivered counts redeliveries that did
 -- change a pending event (revision > 1).
+-- It reads webhooks.events, the queue and history together; the bound on
+-- received_at leaves out every day slice of history but the last two.
 CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
 SELECT e.provider,
        date_bin('5 minutes', e.received_at, timestamptz '2000-01-01 00:00:00+00') AS bucket,
@@ -35,7 +37,8 @@ WITH DATA;
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m (provider, bucket);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'traffic_5m', coalesce(max(e.id), 0) FROM webhooks.events AS e;
+SELECT 'traffic_5m', coalesce(max(e.id), 0) FROM webhooks.events AS e
+ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.traffic_5m FROM PUBLIC;
 
