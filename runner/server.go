@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg Config, databaseURL string, log *slog.Logger) 
 		AfterChecks:    s.checked,
 		ReconcileEvery: cfg.ReconcileEvery, ChecksEvery: cfg.ChecksEvery, PruneEvery: cfg.PruneEvery,
 		HistoryEvery: cfg.HistoryEvery,
-		KeepPayload: cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
+		KeepPayload:  cfg.KeepPayload, KeepKeys: cfg.KeepKeys,
 		Backfill: cfg.backfill, Logs: cfg.logs, BackfillTimeout: cfg.BackfillTimeout, BackfillLookback: cfg.BackfillLookback,
 	}, m, log)
 	s.mux = s.routes()

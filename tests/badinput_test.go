@@ -103,5 +103,5 @@ func TestContradictoryRowsImpossible(t *testing.T) {
 		})
 	}
 	_, err := pool.Exec(context.Background(), `INSERT INTO webhooks.events (provider, external_id, event_type, payload) VALUES ('p', 'e', 't', '{}')`)
-	wantPgError(t, err, "23505", "events_provider_external_id_key")
+	wantPgError(t, err, "23505", "keys_pkey")
 }

@@ -120,7 +120,7 @@ func TestPlanDuplicateTerminalUsesJobIndex(t *testing.T) {
 		SELECT 'sume', 'job-' || i, 'job.completed', jsonb_build_object('job_id', 'job-' || i, 'status', 'COMPLETED'),
 		       now() - interval '1 day'
 		FROM generate_series(1, 20000) AS i`)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox, webhooks.keys`)
 	ingest(t, pool, "sume", "evt-again", "job.failed", `{"job_id": "job-17", "status": "ERROR", "error": {"code": "x"}}`)
 
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,

@@ -43,7 +43,7 @@ func TestOrderingProcessPendingHeads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := tx.Exec(ctx, `SELECT 1 FROM webhooks.events WHERE external_id = $1 FOR UPDATE`, tc.lock); err != nil {
+				if _, err := tx.Exec(ctx, `SELECT 1 FROM webhooks.inbox WHERE external_id = $1 FOR UPDATE`, tc.lock); err != nil {
 					t.Fatal(err)
 				}
 				release = func() { _ = tx.Rollback(ctx) }

@@ -31,7 +31,7 @@ func TestBlockedSequencesPlan(t *testing.T) {
 		FROM generate_series(1, 2000) AS k, generate_series(1, 5) AS n`)
 	execSQL(t, pool, `UPDATE webhooks.events SET attempts = 1, last_error = 'boom', run_after = now() + interval '1 minute'
 		WHERE provider = 'stripe' AND order_num = 1 AND order_key IN ('cus_1', 'cus_2', 'cus_3')`)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox, webhooks.keys`)
 
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.blocked_sequences WHERE waiting = 4`); n != 3 {
 		t.Fatalf("%d blocked sequences with 4 waiting, want 3", n)
@@ -90,7 +90,7 @@ func TestOrderingLateProbePlan(t *testing.T) {
 	pool := PoolFor(t, conf.URL(), 2)
 	ctx := context.Background()
 	storeSequences(t, pool, "stripe", 200, 25)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox, webhooks.keys`)
 
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
 		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`,
@@ -178,7 +178,7 @@ func TestLockRunKeepsItsPlans(t *testing.T) {
 	// table gets: through the primary key.
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload, status, processed_at, attempts)
 		SELECT 'other', 'o' || i, 't', '{}', 'processed', now(), 1 FROM generate_series(1, 20000) AS i`)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox, webhooks.keys`)
 
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
 		`SET auto_explain.log_nested_statements = on`, `SET auto_explain.log_verbose = on`, `SET client_min_messages = log`)

@@ -27,13 +27,13 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 	// 3,000 events, analysed while all are pending, then 2,000 in flight.
 	execSQL(t, pool, `INSERT INTO webhooks.events (provider, external_id, event_type, payload)
 		SELECT 'p', 'e' || i, 't', '{}' FROM generate_series(1, 3000) AS i`)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox`)
 	leases := claim(t, pool, "w", 2000, "5 minutes")
 
 	c, notes := noticeConnURL(t, SuperuserURL(t, conf.Database), `LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
 		`SET auto_explain.log_nested_statements = on`, `SET client_min_messages = log`)
 	// The hazard is real: the same fence written with "=" picks the index.
-	naive := explainLines(t, c, `EXPLAIN UPDATE webhooks.events AS e SET updated_at = now()
+	naive := explainLines(t, c, `EXPLAIN UPDATE webhooks.inbox AS e SET updated_at = now()
 		WHERE e.id = $1 AND e.status = 'processing' AND e.locked_by = 'w' AND e.attempts = 1`, leases[0].ID)
 	// (events_status_received_idx and events_status_provider_received_idx,
 	// the console's list indexes, are the same trap.)
@@ -59,8 +59,8 @@ func TestFencedUpdatesUsePrimaryKey(t *testing.T) {
 			t.Fatalf("%s: %v", call.name, err)
 		}
 		got := strings.Join(notes()[seen:], "\n")
-		if !strings.Contains(got, "webhooks.events") {
-			t.Fatalf("%s: auto_explain logged no plan touching webhooks.events:\n%s", call.name, got)
+		if !strings.Contains(got, "webhooks.inbox") {
+			t.Fatalf("%s: auto_explain logged no plan touching webhooks.inbox:\n%s", call.name, got)
 		}
 		if strings.Contains(got, "events_leases_idx") || strings.Contains(got, "events_status_received_idx") ||
 			strings.Contains(got, "events_status_provider_received_idx") || !strings.Contains(got, "events_pkey") {
@@ -145,7 +145,7 @@ func TestConsoleSourceFilterUsesPartialIndex(t *testing.T) {
 		SELECT 'p', 'e' || i, 't', '{}', CASE WHEN i % 100 = 0 THEN 'backfill' ELSE 'webhook' END,
 		       CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'processed' END, CASE WHEN i % 10 <> 0 THEN now() END
 		FROM generate_series(1, 20000) AS i`)
-	execSQL(t, pool, `ANALYZE webhooks.events`)
+	execSQL(t, pool, `ANALYZE webhooks.inbox`)
 	c, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

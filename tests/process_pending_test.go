@@ -44,11 +44,11 @@ func TestProcessPending(t *testing.T) {
 	ingest(t, pool, "p", "ok2", "t", `{}`)
 	// A batch without failures: one statement writes each row once, in one
 	// (sub)transaction — both rows share one xmin, not the insert's.
-	inserted := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.events`)
+	inserted := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.inbox`)
 	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 2); len(out) != 2 || out[0].Outcome != "processed" || out[1].Outcome != "processed" {
 		t.Fatalf("a clean batch: %+v", out)
 	}
-	if n := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.events`); n != 1 || inserted != 2 {
+	if n := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.inbox`); n != 1 || inserted != 2 {
 		t.Fatalf("a clean batch's rows written by %d transactions (inserted by %d)", n, inserted)
 	}
 	ingest(t, pool, "p", "bad", "t", `{"fail": true}`)
@@ -307,7 +307,7 @@ func TestServeGoHandlerRowLock(t *testing.T) {
 		}
 		return nil
 	})
-	updates := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`)
+	updates := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.inbox'::regclass`)
 	startServer(t, conf.URL(), runner.Config{Handler: h, LeaseMode: "row-lock", Workers: 8, BatchSize: 25, PollInterval: 100 * time.Millisecond}, sumeOnly)
 	waitFor(t, 60*time.Second, "every good event processed and the bad one dead", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE external_id LIKE 'ok%' AND status = 'processed' AND attempts = 1`) == events &&
@@ -333,10 +333,10 @@ func TestServeGoHandlerRowLock(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the table statistics to settle", func() bool {
 		execSQL(t, pool, `SELECT pg_stat_clear_snapshot()`)
-		return queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`)-updates >= events+2
+		return queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.inbox'::regclass`)-updates >= events+2
 	})
 	// (A few more may come from the runner's own schedules at start.)
-	if n := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.events'::regclass`) - updates; n > events+10 {
+	if n := queryInt(t, pool, `SELECT n_tup_upd FROM pg_stat_user_tables WHERE relid = 'webhooks.inbox'::regclass`) - updates; n > events+10 {
 		t.Fatalf("%d row versions written for %d events, want about one per processed event and one per failed attempt (%d)", n, events+1, events+2)
 	}
 }

@@ -453,7 +453,7 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 	execSQL(t, pool, `SELECT webhooks.tombstone('seq', '503333', 'skipped')`)
 	execSQL(t, pool, `INSERT INTO webhooks.tombstones (provider, external_id, reason)
 		SELECT 'other', g::text, 'r' FROM generate_series(30001, 35000) g`)
-	execSQL(t, pool, `VACUUM ANALYZE webhooks.events`)
+	execSQL(t, pool, `VACUUM ANALYZE webhooks.inbox, webhooks.keys`)
 	execSQL(t, pool, `VACUUM ANALYZE webhooks.tombstones`)
 
 	var raw []byte
@@ -470,7 +470,7 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 	var indexRows func(n planNode) float64
 	indexRows = func(n planNode) float64 {
 		sum := 0.0
-		if n.IndexName == "events_provider_seq_idx" {
+		if n.IndexName == "keys_provider_seq_idx" {
 			sum += n.ActualRows * n.ActualLoops
 		}
 		for _, k := range n.Plans {
@@ -496,11 +496,11 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 			windowInput += indexRows(n)
 		}
 	})
-	if !indexes["events_provider_seq_idx"] || !indexes["tombstones_provider_seq_idx"] || len(indexes) != 2 {
-		t.Errorf("indexes used: %v, want events_provider_seq_idx and tombstones_provider_seq_idx", indexes)
+	if !indexes["keys_provider_seq_idx"] || !indexes["tombstones_provider_seq_idx"] || len(indexes) != 2 {
+		t.Errorf("indexes used: %v, want keys_provider_seq_idx and tombstones_provider_seq_idx", indexes)
 	}
 	if windowInput != 20000-7 {
-		t.Errorf("lead() read %v rows from events_provider_seq_idx, want the %d received", windowInput, 20000-7)
+		t.Errorf("lead() read %v rows from keys_provider_seq_idx, want the %d received", windowInput, 20000-7)
 	}
 	if generated != 7 {
 		t.Errorf("generate_series produced %v ids, want only the 7 missing ones (one then dropped as tombstoned)", generated)

@@ -37,7 +37,7 @@ func TestRescueWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Rollback(ctx) //nolint:errcheck // rolled back below
-	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.events WHERE id = $1 FOR UPDATE`, held[0].ID); err != nil {
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.inbox WHERE id = $1 FOR UPDATE`, held[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	execSQL(t, pool, `UPDATE webhooks.events SET max_attempts = 1 WHERE id = $1`, last[0].ID)

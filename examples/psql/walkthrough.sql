@@ -32,7 +32,7 @@ DELETE FROM app.jobs_done WHERE job_id LIKE 'walk\_%';
 \set QUIET off
 
 \echo
-\echo '1. Ingest. The provider delivers job walk_1; the unique key (provider, external_id) decides.'
+\echo '1. Ingest. The provider delivers job walk_1; the key (provider, external_id) in webhooks.keys decides.'
 SELECT * FROM webhooks.ingest_webhook('walkthrough', 'walk_1', 'job.completed',
                                       '{"job_id": "walk_1", "status": "COMPLETED"}');
 --  event_id | outcome
@@ -54,11 +54,11 @@ SELECT * FROM webhooks.ingest_webhook('walkthrough', 'walk_1', 'job.completed',
 -- ----------+---------
 --         1 | updated
 
-\echo 'A second job. (Id 2 went to the corrected redelivery: INSERT ... ON CONFLICT draws an id before it meets the conflict. The plain duplicate drew none: a key already stored and unchanged is answered by a look-up, read-only.)'
+\echo 'A second job. (Neither the duplicate nor the corrected redelivery drew an id: a stored key is answered by a look-up in webhooks.keys, and only a new key takes one.)'
 SELECT * FROM webhooks.ingest_webhook('walkthrough', 'walk_2', 'job.failed', '{"job_id": "walk_2", "status": "ERROR"}');
 --  event_id | outcome
 -- ----------+---------
---         3 | created
+--         2 | created
 SELECT id AS job2 FROM webhooks.events WHERE provider = 'walkthrough' AND external_id = 'walk_2' \gset
 
 SELECT external_id, status, attempts, payload->>'v' AS v

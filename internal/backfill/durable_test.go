@@ -29,7 +29,7 @@ func TestBackfillIngestCommitsDurably(t *testing.T) {
 			INSERT INTO public.commit_settings VALUES (NEW.external_id, current_setting('synchronous_commit'));
 			RETURN NULL;
 		END $$`,
-		`CREATE CONSTRAINT TRIGGER capture_commit_setting AFTER INSERT ON webhooks.events
+		`CREATE CONSTRAINT TRIGGER capture_commit_setting AFTER INSERT ON webhooks.inbox
 			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.capture_commit_setting()`,
 	} {
 		if _, err := setup.Exec(ctx, q); err != nil {

@@ -61,7 +61,7 @@ func TestEventLogPassesOverUnstorableEntries(t *testing.T) {
 		pool := pgtest.NewPool(t, 4)
 		// Postgres itself refuses one event (as it would a value the Go
 		// checks let through).
-		dbExec(t, pool, `ALTER TABLE webhooks.events ADD CONSTRAINT test_refused CHECK (external_id <> 'evt_refused')`)
+		dbExec(t, pool, `ALTER TABLE webhooks.inbox ADD CONSTRAINT test_refused CHECK (external_id <> 'evt_refused')`)
 		srv, _ := stripeListServer(t, map[string][]string{
 			"": {
 				stripeJSON("evt_a", "invoice.paid", at, `{"n": 1}`),
@@ -102,7 +102,7 @@ func TestEventLogPassesOverUnstorableEntries(t *testing.T) {
 		key, pemText := githubfake.AppKey(t)
 		f := githubfake.New("77", &key.PublicKey)
 		defer f.Close()
-		dbExec(t, pool, `ALTER TABLE webhooks.events ADD CONSTRAINT test_refused CHECK (external_id <> 'guid-refused')`)
+		dbExec(t, pool, `ALTER TABLE webhooks.inbox ADD CONSTRAINT test_refused CHECK (external_id <> 'guid-refused')`)
 		ok := json.RawMessage(`{"action": "opened", "issue": {"number": 1}}`)
 		f.Add(
 			githubfake.Delivery{ID: 1, GUID: "guid-ok-1", DeliveredAt: at, Event: "issues", Action: "opened", StatusCode: 502, Payload: ok},

@@ -169,7 +169,7 @@ func TestBatchRefusedRowCostsOnlyItsDelivery(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 8)
 	if _, err := pool.Exec(context.Background(),
-		`ALTER TABLE webhooks.events ADD CONSTRAINT no_poison CHECK (external_id <> 'evt_poison')`); err != nil {
+		`ALTER TABLE webhooks.inbox ADD CONSTRAINT no_poison CHECK (external_id <> 'evt_poison')`); err != nil {
 		t.Fatal(err)
 	}
 	srv, _ := batchServer(t, pool, 10*time.Second)

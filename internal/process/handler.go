@@ -92,6 +92,7 @@ func (h *sqlHandler) Check(ctx context.Context, q interface {
 	}
 	if !ok {
 		h.query = sqlHandlerQuery(ident, true)
+		h.signature = ident + `(webhooks.inbox)`
 	}
 	return nil
 }

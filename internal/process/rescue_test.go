@@ -48,7 +48,7 @@ func TestStaleWorkerClaimsPastItsHeldLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Rollback(ctx) //nolint:errcheck // released below
-	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.events WHERE external_id = 'held' FOR UPDATE`); err != nil {
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM webhooks.inbox WHERE external_id = 'held' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
 	exec(`SELECT webhooks.ingest_webhook('p', 'kill', 't', '{}')`)

@@ -78,7 +78,7 @@ BEGIN
     IF v_n = 0 THEN
         RETURN;
     END IF;
-    SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+    v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
     v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
     v_out := array_fill(NULL::text, ARRAY[v_n]);
     v_err := array_fill(NULL::text, ARRAY[v_n]);

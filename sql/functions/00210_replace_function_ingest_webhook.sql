@@ -14,8 +14,10 @@
 -- the queue: an event no longer there is processed, so a 'duplicate'. Keys
 -- stay after the event's history is dropped (prune keep_payload), until
 -- keep_keys. While keys of events stored before storage v2 are still being
--- copied (webhooks.storage_state.keys_pending), a key not found also looks in
--- the queue's old unique key.
+-- copied into webhooks.keys, the queue keeps its old unique key
+-- (events_provider_external_id_key, dropped by move_history() once they are
+-- all copied), and a key not found also looks there: a catalog look-up
+-- tells, so ingest reads no other table for it.
 --
 -- body_sha256 (NULL by default) is for keys taken from a header the provider
 -- does not sign (github, shopify, sume keyed by X-Sume-Event-Id): the caller
@@ -136,7 +138,7 @@ BEGIN
                 WHERE k.provider = ingest_webhook.provider AND k.body_sha256 = ingest_webhook.body_sha256;
             END IF;
             IF v_id IS NULL AND v_try = 1 THEN
-                SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+                v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
             END IF;
             IF v_id IS NULL AND v_legacy THEN
                 -- Keys of events stored before storage v2 not copied yet.
@@ -239,7 +241,7 @@ BEGIN
         FROM webhooks.keys AS k
         WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
         IF v_id IS NULL AND v_try = 1 THEN
-            SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+            v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
         END IF;
         IF v_id IS NULL AND v_legacy THEN
             -- Keys of events stored before storage v2 not copied yet.

@@ -13,7 +13,10 @@
 --   blocked_sequences.sequence_key           the same value, per sequence
 --   expectations.status_url                  may carry a presigned token
 --   contradictions.detail                    quotes payload fields
--- provider_secrets and goose_db_version are not granted at all. Everything
+--   keys.body_sha256                         the digest of a body
+-- provider_secrets and goose_db_version are not granted at all, nor the
+-- tables behind webhooks.events (webhooks.inbox, webhooks.history and its
+-- day slices): the view is what a reader reads. Everything
 -- else in the schema (tables, views, materialized views) is, whole. It
 -- cannot write, claim or ingest. find_gaps shows it status_url as NULL. A
 -- table of the list that does not exist yet is skipped (migrations run this
@@ -35,6 +38,7 @@ BEGIN
         FROM pg_catalog.pg_class AS c
         LEFT JOIN (VALUES
             ('events', ARRAY['payload', 'body_sha256', 'order_key', 'order_num', 'order_text']),
+            ('keys', ARRAY['body_sha256']),
             ('order_marks', ARRAY['order_key', 'order_num', 'order_text', 'prior_num', 'prior_text']),
             ('blocked_sequences', ARRAY['sequence_key']),
             ('expectations', ARRAY['status_url']),
@@ -42,7 +46,8 @@ BEGIN
         ) AS h (relname, hidden) ON h.relname = c.relname
         WHERE c.relnamespace = 'webhooks'::regnamespace
           AND c.relkind IN ('r', 'v', 'm')
-          AND c.relname NOT IN ('provider_secrets', 'goose_db_version')
+          AND c.relname NOT IN ('provider_secrets', 'goose_db_version', 'inbox')
+          AND NOT c.relispartition
         ORDER BY c.relname
     LOOP
         IF v_hidden IS NULL THEN

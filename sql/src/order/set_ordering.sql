@@ -83,7 +83,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
        AND NOT EXISTS (SELECT FROM (
                SELECT e.external_id
-               FROM webhooks.inbox AS e
+               FROM webhooks.keys AS e
                WHERE e.provider = set_ordering.provider
                ORDER BY e.external_id
                LIMIT 1) AS first_event) THEN

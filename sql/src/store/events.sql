@@ -5,7 +5,7 @@
 -- The history branch states its status
 -- as a constant, so a filter on any other status removes that branch at plan
 -- time: the queue's readers never open a slice.
-CREATE VIEW webhooks.events AS
+CREATE OR REPLACE VIEW webhooks.events AS
 SELECT i.id, i.provider, i.external_id, i.event_type, i.status, i.payload, i.source, i.received_at,
        i.revision, i.updated_at, i.claimed_at, i.processed_at, i.attempts, i.max_attempts, i.run_after,
        i.locked_by, i.locked_until, i.last_error, i.payload_pruned_at, i.seq, i.body_sha256,

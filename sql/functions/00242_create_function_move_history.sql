@@ -34,6 +34,7 @@ DECLARE
     v_moved   bigint := 0;
     v_deleted bigint := 0;
     v_last    bigint;
+    v_timeout text := pg_catalog.current_setting('lock_timeout');
 BEGIN
     IF move_history.max_rows IS NULL OR move_history.max_rows < 1 OR move_history.max_rows > 1000000 THEN
         RAISE EXCEPTION 'pginbox: max_rows must be between 1 and 1000000, got %', move_history.max_rows
@@ -62,6 +63,20 @@ BEGIN
         )
         SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM copied) INTO v_last, v_copied;
         IF v_last IS NULL OR v_last >= v_state.keys_upto THEN
+            -- Every old key is in webhooks.keys: the queue's old unique
+            -- keys go (a short ACCESS EXCLUSIVE on the queue, waited for
+            -- 200 ms at most: else the next call tries again).
+            BEGIN
+                PERFORM pg_catalog.set_config('lock_timeout', '200ms', true);
+                ALTER TABLE webhooks.inbox DROP CONSTRAINT IF EXISTS events_provider_external_id_key;
+                DROP INDEX IF EXISTS webhooks.events_provider_body_sha256_key;
+                DROP INDEX IF EXISTS webhooks.events_provider_seq_idx;
+                PERFORM pg_catalog.set_config('lock_timeout', v_timeout, true);
+            EXCEPTION WHEN lock_not_available THEN
+                PERFORM pg_catalog.set_config('lock_timeout', v_timeout, true);
+                RETURN pg_catalog.jsonb_build_object('keys_copied', v_copied, 'moved', 0, 'deleted', 0,
+                                                     'keys_pending', true, 'more', true);
+            END;
             UPDATE webhooks.storage_state
             SET keys_pending = false, keys_cursor = v_state.keys_upto, keys_copied = keys_copied + v_copied,
                 keys_done_at = now();

@@ -6,14 +6,14 @@
 -- +goose StatementBegin
 DO $$
 BEGIN
-    CREATE TEMPORARY TABLE pginbox_regrant ON COMMIT DROP AS
-    SELECT r.rolname
-    FROM pg_catalog.pg_proc AS p
-    CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
-    JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
-    WHERE p.oid = 'webhooks._lock_pending(text, integer)'::pg_catalog.regprocedure
-      AND a.privilege_type = 'EXECUTE'
-      AND a.grantee <> p.proowner;
+    PERFORM pg_catalog.set_config('pginbox.regrant', coalesce((
+        SELECT pg_catalog.string_agg(pg_catalog.quote_ident(r.rolname), ',')
+        FROM pg_catalog.pg_proc AS p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+        JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
+        WHERE p.oid = 'webhooks._lock_pending(text, integer)'::pg_catalog.regprocedure
+          AND a.privilege_type = 'EXECUTE'
+          AND a.grantee <> p.proowner), ''), true);
 END;
 $$;
 -- +goose StatementEnd
@@ -93,13 +93,10 @@ REVOKE EXECUTE ON FUNCTION webhooks._lock_pending(text, integer) FROM PUBLIC;
 -- end sql/src/process/_lock_pending.sql
 -- +goose StatementBegin
 DO $$
-DECLARE
-    v_role text;
 BEGIN
-    FOR v_role IN SELECT g.rolname FROM pginbox_regrant AS g LOOP
-        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION webhooks._lock_pending(text, integer) TO %I', v_role);
-    END LOOP;
-    DROP TABLE pginbox_regrant;
+    IF pg_catalog.current_setting('pginbox.regrant') <> '' THEN
+        EXECUTE 'GRANT EXECUTE ON FUNCTION webhooks._lock_pending(text, integer) TO ' || pg_catalog.current_setting('pginbox.regrant');
+    END IF;
 END;
 $$;
 -- +goose StatementEnd
