@@ -8,8 +8,10 @@
 -- keep_payload, and its key stays in webhooks.keys.
 --
 -- After an upgrade from a release without webhooks.keys, it first copies the
--- keys of the events stored before the upgrade into webhooks.keys, in id
--- order, max_rows per call (webhooks.storage_state.keys_pending until done);
+-- keys of the events in the queue into webhooks.keys, in id order, max_rows
+-- per call, up to the newest (webhooks.storage_state.keys_pending until a
+-- call finds fewer than max_rows left), then drops the queue's old unique
+-- keys;
 -- nothing is moved before every old key is in webhooks.keys, because the
 -- queue's old unique key is what dedupes them until then.
 --
@@ -32,6 +34,7 @@ DECLARE
     v_moved   bigint := 0;
     v_deleted bigint := 0;
     v_last    bigint;
+    v_rows    bigint;
     v_timeout text := pg_catalog.current_setting('lock_timeout');
 BEGIN
     IF move_history.max_rows IS NULL OR move_history.max_rows < 1 OR move_history.max_rows > 1000000 THEN
@@ -47,10 +50,13 @@ BEGIN
             RETURN pg_catalog.jsonb_build_object('keys_copied', 0, 'moved', 0, 'deleted', 0,
                                                  'keys_pending', true, 'more', false);
         END IF;
+        -- Every row of the queue, in id order, up to its newest: those
+        -- stored while the migration ran went through the old functions,
+        -- which wrote no key.
         WITH batch AS MATERIALIZED (
             SELECT e.id, e.provider, e.external_id, e.received_at, e.body_sha256
             FROM webhooks.inbox AS e
-            WHERE e.id > v_state.keys_cursor AND e.id <= v_state.keys_upto
+            WHERE e.id > v_state.keys_cursor
             ORDER BY e.id
             LIMIT move_history.max_rows
         ), copied AS (
@@ -59,8 +65,9 @@ BEGIN
             ON CONFLICT DO NOTHING
             RETURNING 1
         )
-        SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM copied) INTO v_last, v_copied;
-        IF v_last IS NULL OR v_last >= v_state.keys_upto THEN
+        SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM batch AS b), (SELECT count(*) FROM copied)
+        INTO v_last, v_rows, v_copied;
+        IF v_rows < move_history.max_rows THEN
             -- Every old key is in webhooks.keys: the queue's old unique
             -- keys go (a short ACCESS EXCLUSIVE on the queue, waited for
             -- 200 ms at most: else the next call tries again).
@@ -76,14 +83,14 @@ BEGIN
                                                      'keys_pending', true, 'more', true);
             END;
             UPDATE webhooks.storage_state
-            SET keys_pending = false, keys_cursor = v_state.keys_upto, keys_copied = keys_copied + v_copied,
+            SET keys_pending = false, keys_cursor = coalesce(v_last, keys_cursor), keys_copied = keys_copied + v_copied,
                 keys_done_at = now();
         ELSE
             UPDATE webhooks.storage_state
             SET keys_cursor = v_last, keys_copied = keys_copied + v_copied;
         END IF;
         RETURN pg_catalog.jsonb_build_object('keys_copied', v_copied, 'moved', 0, 'deleted', 0,
-                                             'keys_pending', v_last IS NOT NULL AND v_last < v_state.keys_upto,
+                                             'keys_pending', v_rows >= move_history.max_rows,
                                              'more', true);
     END IF;
 

@@ -57,7 +57,7 @@ COMMENT ON COLUMN webhooks.keys.seq IS 'external_id as a number when it is a can
 
 
 CREATE TABLE webhooks.history (
-    LIKE webhooks.inbox INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS,
+    LIKE webhooks.events INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS,
     CONSTRAINT history_processed_check CHECK (status = 'processed')
 ) PARTITION BY RANGE (received_at);
 
@@ -101,22 +101,8 @@ CREATE TABLE webhooks.storage_state (
 COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (ids up to keys_upto, done up to keys_cursor), and how many processed events webhooks.move_history() moved.';
 
 INSERT INTO webhooks.storage_state (keys_pending, keys_upto)
-SELECT coalesce(max(i.id), 0) > 0, coalesce(max(i.id), 0) FROM webhooks.inbox AS i;
+SELECT coalesce(max(i.id), 0) > 0, coalesce(max(i.id), 0) FROM webhooks.events AS i;
 
--- An empty queue (a new install) needs none of its old unique keys:
--- webhooks.keys holds them. Otherwise they stay, and dedupe the keys not
--- copied yet, until move_history() has copied them all and drops them.
--- +goose StatementBegin
-DO $$
-BEGIN
-    IF NOT (SELECT s.keys_pending FROM webhooks.storage_state AS s) THEN
-        ALTER TABLE webhooks.inbox DROP CONSTRAINT events_provider_external_id_key;
-        DROP INDEX webhooks.events_provider_body_sha256_key;
-        DROP INDEX webhooks.events_provider_seq_idx;
-    END IF;
-END;
-$$;
--- +goose StatementEnd
 
 REVOKE ALL ON webhooks.keys, webhooks.history, webhooks.history_days, webhooks.storage_state FROM PUBLIC;
 
