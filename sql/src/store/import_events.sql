@@ -5,7 +5,7 @@
 -- pginbox had received them.
 --
 -- events is a JSON array of at most 10,000 objects (54000 beyond: split the
--- file; pginbox import does), each with exactly these keys:
+-- file; pginbox import does), each with these keys and no other:
 --   external_id  the provider's id, a non-blank string of at most 255 bytes
 --   event_type   a non-blank string of at most 255 bytes
 --   received_at  an RFC 3339 timestamp with its offset ("2024-05-01T12:00:00Z",
@@ -36,8 +36,8 @@
 -- history is past keep_payload. An event older than keep_payload on a day
 -- never dropped gets its slice, which the next prune() drops again; a key
 -- older than keep_keys is deleted by the next prune(). webhooks.history is
--- held in ROW EXCLUSIVE mode from the start, so a prune() running meanwhile
--- cannot drop a slice between its creation here and the insert.
+-- held in ROW EXCLUSIVE mode before any day is looked at, so a prune()
+-- running meanwhile cannot drop a slice between the look and the insert.
 -- Returns {"imported": n, "duplicates": m}, n + m = the array's length.
 CREATE OR REPLACE FUNCTION webhooks.import_events(provider text, events jsonb)
 RETURNS jsonb
