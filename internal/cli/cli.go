@@ -30,6 +30,8 @@ type Env func(string) string
 type App struct {
 	// Stdout and Stderr receive a command's output and its errors.
 	Stdout, Stderr io.Writer
+	// Stdin is what `pginbox import -` reads; nil means os.Stdin.
+	Stdin io.Reader
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv Env
 	// Log is the commands' logger; nil means JSON warnings and errors on Stderr.
@@ -60,6 +62,9 @@ commands:
                      event each waits on, events processed out of order
   replay ID --reason R  put event ID back to pending on purpose (audited)
   prune              drop old payloads (PGINBOX_KEEP_PAYLOAD, 30d) and keys (PGINBOX_KEEP_KEYS, 400d)
+  import FILE.jsonl --provider NAME [--batch N]
+                     import history from another inbox, one JSON object a line (- for stdin),
+                     as processed events with their own received_at; stored keys are duplicates
   version            print the binary and schema versions
   sql-dist DIR       write the flattened migrations to DIR for the stock goose CLI
 
@@ -124,6 +129,8 @@ func dispatch(ctx context.Context, app App, args []string) error {
 		return replayCmd(ctx, app, rest)
 	case "prune":
 		return pruneCmd(ctx, app, rest)
+	case "import":
+		return importCmd(ctx, app, rest)
 	case "version", "--version", "-v":
 		return version(ctx, app, rest)
 	case "sql-dist":

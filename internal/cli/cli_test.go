@@ -81,6 +81,7 @@ func TestCommandHelp(t *testing.T) {
 		{"gaps", []string{"-provider", "-json", "-limit", "-backfill"}},
 		{"replay", []string{"<event_id>", "-reason"}},
 		{"prune", []string{"-keep-payload", "-keep-keys"}},
+		{"import", []string{"FILE.jsonl", "-provider", "-batch", "-data-dir"}},
 		{"version", []string{"usage: pginbox version"}},
 		{"sql-dist", []string{"sql-dist DIR"}},
 	}
