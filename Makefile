@@ -103,11 +103,11 @@ fuzz: ## run every fuzz target for FUZZTIME each: an execution count (20000x) or
 	@GO="$(GO)" ./tests/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): table, bench/out/summary.json + charts, regenerates bench/REPORT.md (~15 min)
+bench: postgres build ## the bench suite on its own cluster (or DATABASE_URL): table, bench/out/summary.json + charts, regenerates bench/REPORT.md (~15 min, plus seeding 10 M events for the storage scenarios)
 	$(GO) run ./bench -out bench/out -report bench/REPORT.md -pginbox $(BIN)
 
 .PHONY: bench-quick
-bench-quick: postgres build ## the bench suite reduced to under a minute (bench/out/summary.json, bench/out/REPORT-quick.md); same audit
+bench-quick: postgres build ## the bench suite reduced to a few minutes (bench/out/summary.json, bench/out/REPORT-quick.md); same audit
 	$(GO) run ./bench -quick -out bench/out -pginbox $(BIN)
 
 IMAGE ?= localhost/pginbox:$(VERSION)

@@ -52,8 +52,10 @@ type audit struct {
 
 // auditInput is what a scenario knows after its run.
 type auditInput struct {
-	scenario  string
-	table     string // webhooks.events (default) or bench.raw
+	scenario string
+	// table is webhooks.events (default), bench.raw, or a parenthesised
+	// subquery of either (the audit gives it an alias).
+	table     string
 	providers []string
 	// acked are the (provider, key) pairs acknowledged; forged the keys of
 	// deliveries with a bad signature (provider = providers[0]).
@@ -91,7 +93,7 @@ func runAudit(ctx context.Context, pool *pgxpool.Pool, in auditInput) (audit, er
 		if err != nil {
 			return a, fmt.Errorf("audit %s: %w", in.scenario, err)
 		}
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE provider = ANY($1) AND received_at >= $2`, in.providers, in.since).Scan(&a.Created); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` AS e WHERE e.provider = ANY($1) AND e.received_at >= $2`, in.providers, in.since).Scan(&a.Created); err != nil {
 			return a, fmt.Errorf("audit %s: %w", in.scenario, err)
 		}
 		if len(in.forged) > 0 {

@@ -4,340 +4,323 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// growthPoint is one database of the growth scenario: the empty install, or
+// the one keeping the seeded history.
 type growthPoint struct {
-	Rows        int64              `json:"rows"`
-	LoadSeconds float64            `json:"load_seconds"`
-	IngestPerS  float64            `json:"ingest_per_s"`
-	IngestMS    dist               `json:"ingest_call_ms"`
-	ProcessPerS float64            `json:"process_per_s"`
-	Processed   int64              `json:"processed"`
-	TableMiB    float64            `json:"table_mib"`
-	IndexMiB    map[string]float64 `json:"index_mib"`
-	ClaimPlan   string             `json:"claim_plan,omitempty"`
-	// WAL bytes per ingest and per processed event, and pg_stat_statements
-	// of the hot statements at this size (buffers read and full-page
-	// images per call).
-	IngestWAL float64 `json:"ingest_wal_bytes_per_delivery"`
-	// PostgreSQL CPU per ingest and per processed event, in µs (less
-	// sensitive to other load on the machine than the rates).
-	IngestPGus  float64 `json:"ingest_postgres_cpu_us"`
-	ProcessPGus float64 `json:"process_postgres_cpu_us"`
-	// IngestSlices are the rates of the ingest's slices; IngestPerS is the
-	// best (other load only ever slows a slice down).
-	IngestSlices []float64  `json:"ingest_slice_rates"`
-	ProcessWAL   float64    `json:"process_wal_bytes_per_event"`
-	Statements   []stmtStat `json:"statements,omitempty"`
-	IngestPlan   string     `json:"ingest_plan,omitempty"`
-	Audit        bool       `json:"audit_ok"`
+	// Rows is how many processed events the database kept (0: empty), over
+	// Days days; LoadSeconds how long seeding them took.
+	Rows        int64   `json:"rows"`
+	Days        int     `json:"days,omitempty"`
+	LoadSeconds float64 `json:"load_seconds"`
+	// IngestPerS is ingest_webhook()'s rate over all its slices, as in
+	// scenario 1 (calls over time); IngestSlices each slice's.
+	IngestPerS   float64   `json:"ingest_per_s"`
+	IngestMS     dist      `json:"ingest_call_ms"`
+	IngestSlices []float64 `json:"ingest_slice_rates"`
+	IngestErrors int64     `json:"ingest_errors"`
+	// WAL bytes and PostgreSQL CPU (µs, all its processes) per ingest.
+	IngestWAL  float64 `json:"ingest_wal_bytes_per_delivery"`
+	IngestPGus float64 `json:"ingest_postgres_cpu_us"`
+	// ProcessPerS is events over the seconds between the first and the last
+	// handler start, summed over the rounds; ProcessRounds each round's.
+	ProcessPerS   float64   `json:"process_per_s"`
+	ProcessRounds []float64 `json:"process_round_rates"`
+	Processed     int64     `json:"processed"`
+	// CPU per processed event, µs: PostgreSQL and the runner; WAL bytes per
+	// processed event, the move into history included.
+	ProcessPGus     float64 `json:"process_postgres_cpu_us"`
+	ProcessRunnerUS float64 `json:"process_runner_cpu_us"`
+	ProcessWAL      float64 `json:"process_wal_bytes_per_event"`
+	// Sizes at the end, MiB: the keys (table and indexes), the history (all
+	// slices), the queue; IndexMiB the named indexes of keys and queue.
+	KeysMiB    float64            `json:"keys_mib"`
+	HistoryMiB float64            `json:"history_mib"`
+	InboxMiB   float64            `json:"inbox_mib"`
+	IndexMiB   map[string]float64 `json:"index_mib"`
+	Statements []stmtStat         `json:"statements,omitempty"`
+	ClaimPlan  string             `json:"claim_plan,omitempty"`
+	IngestPlan string             `json:"ingest_plan,omitempty"`
+	Audit      bool               `json:"audit_ok"`
 }
 
-type gapResult struct {
-	Available bool      `json:"available"`
-	Note      string    `json:"note,omitempty"`
-	Window    int64     `json:"window"`
-	Expected  int64     `json:"expected_gaps"`
-	Found     int64     `json:"found_gaps"`
-	Correct   bool      `json:"correct"`
-	MS        []float64 `json:"runs_ms"`
-	BestMS    float64   `json:"best_ms"`
-	Plan      string    `json:"plan,omitempty"`
-	TableRows int64     `json:"table_rows"`
-}
-
+// growthResult is scenario 5: the empty install against one keeping Rows
+// processed events, measured side by side in one run.
 type growthResult struct {
+	Rows          int64   `json:"rows"`
+	Days          int     `json:"days"`
+	SliceSeconds  float64 `json:"slice_seconds"`
+	Rounds        int     `json:"rounds"`
+	ProcessEvents int     `json:"process_events_per_round"`
+	// Points are the empty install, then the one with the history.
 	Points []growthPoint `json:"points"`
-	// IngestRatio and ProcessRatio: the largest size over the empty table.
+	// IngestRatio and ProcessRatio: the one with the history over the empty
+	// one.
 	IngestRatio  float64   `json:"ingest_ratio"`
 	ProcessRatio float64   `json:"process_ratio"`
 	Gaps         gapResult `json:"gap_detection"`
 }
 
-// bulkLoad adds processed events [from, to) with INSERT ... SELECT
-// generate_series, in chunks on two connections, with random-order keys like
-// real provider ids.
-func bulkLoad(ctx context.Context, pool *pgxpool.Pool, from, to int64) error {
-	const chunk = 250_000
-	note := padding[:200]
-	work := make(chan [2]int64)
-	errc := make(chan error, 2)
-	var wg sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				_, err := pool.Exec(ctx, `
-					INSERT INTO webhooks.events (provider, external_id, event_type, status, payload, source,
-					                             received_at, updated_at, claimed_at, processed_at, attempts)
-					SELECT 'sume', 'evt_' || md5(g::text), 'job.completed', 'processed',
-					       jsonb_build_object('event', 'job.completed', 'job_id', 'evt_' || md5(g::text), 'status', 'COMPLETED',
-					                          'data', jsonb_build_object('note', $3::text)),
-					       'webhook', t.ts, t.ts, t.ts, t.ts + interval '20 ms', 1
-					FROM generate_series($1::bigint, $2::bigint) AS g,
-					     LATERAL (SELECT now() - interval '30 days' + g * interval '100 ms') AS t (ts)`, r[0], r[1], note)
-				if err != nil {
-					errc <- fmt.Errorf("bulk load: %w", err)
-					return
-				}
-			}
-		}()
-	}
-	for lo := from; lo < to && ctx.Err() == nil; lo += chunk {
-		select {
-		case work <- [2]int64{lo + 1, min(lo+chunk, to)}:
-		case err := <-errc:
-			close(work)
-			wg.Wait()
-			return err
-		}
-	}
-	close(work)
-	wg.Wait()
-	close(errc)
-	if err := <-errc; err != nil {
-		return err
-	}
-	return ctx.Err()
+// growthSide is one database of the scenario while it runs.
+type growthSide struct {
+	point  growthPoint
+	url    string
+	probe  *pgxpool.Pool
+	ingest *pgxpool.Pool
+	v      *sqlVariant
+	since  time.Time
+	// processing totals over the rounds
+	n                   int64
+	secs, wal, pg, runr float64
+	providers           []string
 }
 
-const claimPickSQL = `SELECT e.id FROM webhooks.events AS e
-WHERE e.status = 'pending' AND e.run_after <= now() AND e.attempts < e.max_attempts
-ORDER BY e.run_after, e.id LIMIT 100 FOR UPDATE SKIP LOCKED`
-
-const ingestUpsertSQL = `INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source)
-VALUES ('explain', 'evt_explain_new', 'job.completed', '{"a": 1}'::jsonb, 'webhook')
-ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
-    SET payload = excluded.payload, event_type = excluded.event_type, revision = e.revision + 1, updated_at = now()
-    WHERE e.status = 'pending' AND e.payload IS DISTINCT FROM excluded.payload
-RETURNING e.id, e.revision`
-
-// explain runs EXPLAIN (ANALYZE, BUFFERS) in a transaction it rolls back.
-func explain(ctx context.Context, pool *pgxpool.Pool, q string, args ...any) string {
-	return explainWith(ctx, pool, nil, q, args...)
+func (s *growthSide) close() {
+	if s.ingest != nil {
+		s.ingest.Close()
+	}
+	if s.probe != nil {
+		s.probe.Close()
+	}
 }
 
-// explainWith is explain after the SET LOCAL statements in set.
-func explainWith(ctx context.Context, pool *pgxpool.Pool, set []string, q string, args ...any) string {
-	tx, err := pool.Begin(ctx)
+// runGrowth is scenario 5: SQL ingest and processing on an empty install
+// against one keeping cfg.growthRows processed events over seedDays days
+// (hist, seeded on first use), side by side: the ingest in interleaved
+// slices of the two, then rounds of processing cfg.processN preloaded
+// events in each, alternately. Then gap detection on the big one.
+func runGrowth(ctx context.Context, env *pgEnv, cfg config, hist *historyDB, log *slog.Logger) (*growthResult, []audit, error) {
+	res := &growthResult{Rows: cfg.growthRows, Days: seedDays, SliceSeconds: cfg.slice.Seconds(), Rounds: cfg.rounds, ProcessEvents: cfg.processN}
+	keptURL, load, err := hist.get(ctx, log)
 	if err != nil {
-		return "explain: " + err.Error()
+		return nil, nil, err
 	}
-	defer tx.Rollback(context.Background())
-	for _, s := range set {
-		if _, err := tx.Exec(ctx, s); err != nil {
-			return "explain: " + err.Error()
+	emptyURL, err := env.scratch(ctx, "growth-empty")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer env.dropScratch(context.Background(), "growth-empty")
+	sides := []*growthSide{
+		{point: growthPoint{IndexMiB: map[string]float64{}}, url: emptyURL},
+		{point: growthPoint{Rows: cfg.growthRows, Days: seedDays, LoadSeconds: round1(load.Seconds()), IndexMiB: map[string]float64{}}, url: keptURL},
+	}
+	for _, s := range sides {
+		defer s.close()
+		if s.probe, err = newPool(ctx, s.url, 2, "bench-probe"); err != nil {
+			return nil, nil, err
+		}
+		if s.ingest, err = newPool(ctx, s.url, 16, "bench-ingest", "synchronous_commit", "on"); err != nil {
+			return nil, nil, err
+		}
+		if err := warm(ctx, s.ingest, 16, callIngest(ingestSQL)); err != nil {
+			return nil, nil, err
 		}
 	}
-	rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q, args...)
-	if err != nil {
-		return "explain: " + err.Error()
-	}
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return "explain: " + err.Error()
-		}
-		lines = append(lines, l)
-	}
-	return strings.Join(lines, "\n")
-}
-
-// runGrowth is scenario 5.
-func runGrowth(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (*growthResult, []audit, error) {
-	dbURL, err := env.scratch(ctx, "growth")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer env.dropScratch(context.Background(), "growth")
-	probe, err := newPool(ctx, dbURL, 2, "bench-probe")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer probe.Close()
-	ingest, err := newPool(ctx, dbURL, 16, "bench-ingest", "synchronous_commit", "on")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ingest.Close()
-	if err := warm(ctx, ingest, 16, callIngest(ingestSQL)); err != nil {
-		return nil, nil, err
-	}
-	res := &growthResult{}
-	var audits []audit
+	probe := sides[0].probe
 	var backend int
 	_ = probe.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend)
 	postmaster := postmasterPID(backend)
-	var have int64
-	pointNo := 0
-	// Warm-up, not recorded: the first ingest and the first runner on a new
+	var audits []audit
+
+	// Warm-up, not recorded: the first ingest and the first runner on a
 	// database pay for cold caches.
 	if !cfg.quick {
-		v := &sqlVariant{name: "warm", mode: "unique", provider: "g-warm", space: "g-warm", pool: ingest, conns: 16,
-			call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p }, outcomes: map[string]int64{}}
-		v.slice(ctx, 500*time.Millisecond, probe)
-		if _, _, err := runWorkers(ctx, dbURL, probe, 8, 100, 30*time.Second, log); err != nil {
+		for _, s := range sides {
+			v := &sqlVariant{name: "warm", mode: "unique", provider: "g-warm", space: "g-warm", pool: s.ingest, conns: 16,
+				call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p }, outcomes: map[string]int64{}}
+			v.slice(ctx, 500*time.Millisecond, probe)
+			if _, _, err := runWorkers(ctx, s.url, s.probe, 8, 100, 30*time.Second, log); err != nil {
+				return res, audits, err
+			}
+		}
+	}
+	for _, s := range sides {
+		if _, err := s.probe.Exec(ctx, `CHECKPOINT`); err != nil {
+			log.Warn("checkpoint", "error", err)
+		}
+		if err := s.probe.QueryRow(ctx, `SELECT now()`).Scan(&s.since); err != nil {
 			return res, audits, err
 		}
 	}
-	for _, size := range cfg.growthSizes {
-		p := growthPoint{Rows: size, IndexMiB: map[string]float64{}}
-		if size > have {
-			log.Info("growth: loading", "rows", size)
-			t0 := time.Now()
-			if err := bulkLoad(ctx, probe, have, size); err != nil {
-				return res, audits, err
-			}
-			have = size
-			if _, err := probe.Exec(ctx, `VACUUM (ANALYZE) webhooks.events`); err != nil {
-				return res, audits, err
-			}
-			p.LoadSeconds = round1(time.Since(t0).Seconds())
-		}
-		// Start every point with clean buffers: the bulk load's dirty
-		// pages are not the measurement's to write.
-		if _, err := probe.Exec(ctx, `CHECKPOINT`); err != nil {
-			log.Warn("checkpoint", "error", err)
-		}
-		// The same provider as the loaded rows and keys of the same shape
-		// ("evt_" + random hex), so new keys land all over the unique
-		// index as they would for one busy provider; this point's rows
-		// are told apart by received_at.
-		provider := "sume"
-		offset := int64(pointNo+1) << 40
-		pointNo++
-		since := time.Now()
-		if err := probe.QueryRow(ctx, `SELECT now()`).Scan(&since); err != nil {
+	pgssReset(ctx, env, probe)
+
+	// Ingest: new keys of provider sume, of the shape of the seeded ones
+	// ("evt_" + random hex), so they land all over its part of the keys'
+	// primary key as one busy provider's ids do.
+	log.Info("growth: ingest", "rows", cfg.growthRows)
+	var vs []*sqlVariant
+	for _, s := range sides {
+		s.v = &sqlVariant{name: fmt.Sprintf("ingest_webhook, %s rows kept", human(s.point.Rows)), mode: "unique", provider: "sume", space: "evt",
+			pool: s.ingest, conns: 16, call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p }, outcomes: map[string]int64{}, postmaster: postmaster}
+		vs = append(vs, s.v)
+	}
+	interleave(ctx, vs, cfg.rounds, cfg.slice, probe)
+	if err := ctx.Err(); err != nil {
+		return res, audits, err
+	}
+	for _, s := range sides {
+		r := s.v.result()
+		p := &s.point
+		p.IngestPerS, p.IngestMS, p.IngestSlices, p.IngestErrors = r.PerS, r.CallMS, r.SliceRates, r.Errors
+		p.IngestWAL, p.IngestPGus = r.WALBytesPer, r.PGCPUus
+		_, _ = s.probe.Exec(ctx, `ANALYZE webhooks.inbox`)
+		p.ClaimPlan = explain(ctx, s.probe, claimPickSQL)
+		p.IngestPlan = explain(ctx, s.probe, keysInsertSQL)
+		// The ingest's backlog, not measured: processed so that every
+		// round below starts from an empty queue.
+		if _, _, err := runWorkers(ctx, s.url, s.probe, 8, 100, 30*time.Second, log); err != nil {
 			return res, audits, err
 		}
-		pgssReset(ctx, env, probe)
-		v := &sqlVariant{name: "ingest_webhook", mode: "unique", provider: provider, space: "evt", pool: ingest, conns: 16,
-			call: callIngest(ingestSQL), eventOf: func(p int64) int64 { return p + offset }, outcomes: map[string]int64{}, postmaster: postmaster}
-		for i := 0; i < 3; i++ {
-			v.slice(ctx, cfg.growthDur/3, probe)
-		}
-		if err := ctx.Err(); err != nil {
-			return res, audits, err
-		}
-		r := v.result()
-		p.IngestMS, p.IngestWAL, p.IngestPGus, p.IngestSlices = r.CallMS, r.WALBytesPer, r.PGCPUus, r.SliceRates
-		for _, x := range r.SliceRates {
-			p.IngestPerS = max(p.IngestPerS, x)
-		}
-		_, _ = probe.Exec(ctx, `ANALYZE webhooks.events`)
-		p.ClaimPlan = explain(ctx, probe, claimPickSQL)
-		p.IngestPlan = explain(ctx, probe, ingestUpsertSQL)
-		w0 := readWalPos(ctx, probe)
-		took, use, err := runWorkers(ctx, dbURL, probe, 8, 100, 30*time.Second, log)
-		if err != nil {
-			return res, audits, err
-		}
-		w1 := readWalPos(ctx, probe)
-		p.Statements = pgssMatch(ctx, env, probe, `ingest_webhook|webhooks\.claim|webhooks\.complete|on_event`)
-		n, _, rate := handledRateSince(ctx, probe, provider, since)
-		p.Processed, p.ProcessPerS = n, round1(rate)
-		if n > 0 {
-			p.ProcessWAL = round1(float64(w1.lsn-w0.lsn) / float64(n))
-			p.ProcessPGus = round1(use.Postgres * took.Seconds() * 1e6 / float64(n))
-		}
-		in := v.auditInput(fmt.Sprintf("growth %d rows", size), "")
-		in.handler, in.since = true, since
-		a, err := runAudit(ctx, probe, in)
+		in := s.v.auditInput(fmt.Sprintf("growth ingest, %s rows kept", human(p.Rows)), recentEvents(s.since))
+		in.handler, in.since = true, s.since
+		a, err := runAudit(ctx, s.probe, in)
 		if err != nil {
 			return res, audits, err
 		}
 		p.Audit = a.OK
 		audits = append(audits, a)
-		var tbl int64
-		_ = probe.QueryRow(ctx, `SELECT pg_table_size('webhooks.events')`).Scan(&tbl)
-		p.TableMiB = round1(float64(tbl) / (1 << 20))
-		rows, err := probe.Query(ctx, `SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'webhooks.events'::regclass`)
-		if err == nil {
-			for rows.Next() {
-				var name string
-				var sz int64
-				if rows.Scan(&name, &sz) == nil {
-					p.IndexMiB[name] = round1(float64(sz) / (1 << 20))
-				}
+	}
+
+	// Processing: the same number of preloaded events in each, rounds
+	// alternating which goes first.
+	for round := 0; round < cfg.rounds && ctx.Err() == nil; round++ {
+		order := []*growthSide{sides[0], sides[1]}
+		if round%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		provider := fmt.Sprintf("g-process-%d", round)
+		for _, s := range order {
+			if err := s.processRound(ctx, cfg, provider, log); err != nil {
+				return res, audits, err
 			}
-			rows.Close()
-		}
-		res.Points = append(res.Points, p)
-		log.Info("growth", "rows", size, "ingest_per_s", p.IngestPerS, "process_per_s", p.ProcessPerS)
-	}
-	if len(res.Points) > 1 {
-		first, last := res.Points[0], res.Points[len(res.Points)-1]
-		if first.IngestPerS > 0 {
-			res.IngestRatio = round3(last.IngestPerS / first.IngestPerS)
-		}
-		if first.ProcessPerS > 0 {
-			res.ProcessRatio = round3(last.ProcessPerS / first.ProcessPerS)
 		}
 	}
-	res.Gaps = gapDetection(ctx, probe, cfg.gapWindow, log)
+	for _, s := range sides {
+		p := &s.point
+		if s.secs > 0 && s.n > 1 {
+			p.ProcessPerS = round1(float64(s.n) / s.secs)
+		}
+		p.Processed = s.n
+		if s.n > 0 {
+			p.ProcessWAL = round1(s.wal / float64(s.n))
+			p.ProcessPGus = round1(s.pg * 1e6 / float64(s.n))
+			p.ProcessRunnerUS = round1(s.runr * 1e6 / float64(s.n))
+		}
+		a, err := runAudit(ctx, s.probe, auditInput{scenario: fmt.Sprintf("growth processing, %s rows kept", human(p.Rows)),
+			providers: s.providers, handler: true, preloaded: true, createdAnswers: -1, since: s.since})
+		if err != nil {
+			return res, audits, err
+		}
+		p.Audit = p.Audit && a.OK
+		audits = append(audits, a)
+		p.Statements = pgssMatch(ctx, env, s.probe, `ingest_webhook|webhooks\.claim|webhooks\.complete|process_pending|move_history|on_event`)
+		s.sizes(ctx)
+		res.Points = append(res.Points, *p)
+		log.Info("growth", "rows", p.Rows, "ingest_per_s", p.IngestPerS, "process_per_s", p.ProcessPerS)
+	}
+	if e, k := res.Points[0], res.Points[1]; e.IngestPerS > 0 && e.ProcessPerS > 0 {
+		res.IngestRatio = round3(k.IngestPerS / e.IngestPerS)
+		res.ProcessRatio = round3(k.ProcessPerS / e.ProcessPerS)
+	}
+	res.Gaps = gapDetection(ctx, sides[1].probe, cfg.gapWindow, log)
 	return res, audits, nil
 }
 
-// gapDetection times webhooks.find_sequence_gaps over a window of numeric
-// ids with a known set of holes, when the function exists.
-func gapDetection(ctx context.Context, pool *pgxpool.Pool, window int64, log *slog.Logger) gapResult {
-	g := gapResult{Window: window}
-	var ok bool
-	if err := pool.QueryRow(ctx, `SELECT to_regproc('webhooks.find_sequence_gaps') IS NOT NULL`).Scan(&ok); err != nil || !ok {
-		g.Note = "webhooks.find_sequence_gaps does not exist in this schema version: skipped"
-		return g
+// processRound preloads cfg.processN pending events of provider and drains
+// them with an in-process runner (8 workers, batch 100, the sql: handler,
+// its history schedule on), then moves what is left into history, adding
+// the rate, CPU and WAL to the side's totals.
+func (s *growthSide) processRound(ctx context.Context, cfg config, provider string, log *slog.Logger) error {
+	if err := preloadQueue(ctx, s.probe, provider, int64(cfg.processN)); err != nil {
+		return err
 	}
-	g.Available = true
-	const every = 997 // every 997th id never arrives
-	_, err := pool.Exec(ctx, `
-		INSERT INTO webhooks.events (provider, external_id, event_type, status, payload, source, received_at, updated_at, claimed_at, processed_at, attempts)
-		SELECT 'seqbench', g::text, 'job.completed', 'processed', '{"seq": true}'::jsonb, 'webhook', now(), now(), now(), now(), 1
-		FROM generate_series(1, $1::bigint) AS g WHERE g % $2 <> 0`, window, every)
+	s.providers = append(s.providers, provider)
+	w0 := readWalPos(ctx, s.probe)
+	took, use, err := runWorkers(ctx, s.url, s.probe, 8, 100, 30*time.Second, log)
 	if err != nil {
-		g.Note = "load: " + err.Error()
-		return g
+		return err
 	}
-	g.Expected = window / every
-	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) webhooks.events`); err != nil {
-		log.Warn("vacuum", "error", err)
+	if err := moveAll(ctx, s.probe); err != nil {
+		return err
 	}
-	_ = pool.QueryRow(ctx, `SELECT reltuples::bigint FROM pg_class WHERE oid = 'webhooks.events'::regclass`).Scan(&g.TableRows)
-	best := 0.0
-	for i := 0; i < 3; i++ {
-		t0 := time.Now()
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM webhooks.find_sequence_gaps('seqbench', 1, $1)`, window).Scan(&g.Found); err != nil {
-			g.Note = "find_sequence_gaps: " + err.Error()
-			return g
+	w1 := readWalPos(ctx, s.probe)
+	n, secs, rate := handledRateSince(ctx, s.probe, provider, s.since)
+	s.point.ProcessRounds = append(s.point.ProcessRounds, round1(rate))
+	s.n += n
+	s.secs += secs
+	s.wal += float64(w1.lsn - w0.lsn)
+	s.pg += use.Postgres * took.Seconds()
+	s.runr += use.Bench * took.Seconds()
+	return nil
+}
+
+// sizes reads the sizes of the keys, the history and the queue.
+func (s *growthSide) sizes(ctx context.Context) {
+	p := &s.point
+	var keys, hist, inbox int64
+	_ = s.probe.QueryRow(ctx, `SELECT pg_total_relation_size('webhooks.keys'),
+		(SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'webhooks.history'::regclass)::bigint,
+		pg_total_relation_size('webhooks.inbox')`).Scan(&keys, &hist, &inbox)
+	p.KeysMiB, p.HistoryMiB, p.InboxMiB = round1(float64(keys)/(1<<20)), round1(float64(hist)/(1<<20)), round1(float64(inbox)/(1<<20))
+	rows, err := s.probe.Query(ctx, `SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid IN ('webhooks.keys'::regclass, 'webhooks.inbox'::regclass)`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var sz int64
+		if rows.Scan(&name, &sz) == nil {
+			p.IndexMiB[name] = round1(float64(sz) / (1 << 20))
 		}
-		ms := round3(float64(time.Since(t0)) / 1e6)
-		g.MS = append(g.MS, ms)
-		if i == 0 || ms < best {
-			best = ms
+	}
+}
+
+// preloadQueue inserts n pending events of provider straight into the
+// queue, with their keys (random "evt_" ids), as ingest_webhook() would
+// store them.
+func preloadQueue(ctx context.Context, pool *pgxpool.Pool, provider string, n int64) error {
+	_, err := pool.Exec(ctx, `
+		WITH e AS (
+			INSERT INTO webhooks.inbox (provider, external_id, event_type, payload, source)
+			SELECT $1, k.key, 'job.completed',
+			       jsonb_build_object('event', 'job.completed', 'job_id', k.key, 'status', 'COMPLETED',
+			                          'data', jsonb_build_object('note', $3::text)),
+			       'webhook'
+			FROM generate_series(1, $2::bigint) AS g,
+			     LATERAL (SELECT 'evt_' || substr(md5($1 || '-' || g::text), 1, 24) AS key) AS k
+			RETURNING id, provider, external_id, received_at)
+		INSERT INTO webhooks.keys (provider, external_id, event_id, received_at)
+		SELECT provider, external_id, id, received_at FROM e`, provider, n, padding)
+	if err != nil {
+		return fmt.Errorf("preload queue: %w", err)
+	}
+	_, err = pool.Exec(ctx, `ANALYZE webhooks.inbox`)
+	return err
+}
+
+// moveAll calls webhooks.move_history() until it has nothing more to move.
+func moveAll(ctx context.Context, pool *pgxpool.Pool) error {
+	for i := 0; i < 10_000 && ctx.Err() == nil; i++ {
+		var more bool
+		if err := pool.QueryRow(ctx, `SELECT (webhooks.move_history(10000) ->> 'more')::boolean`).Scan(&more); err != nil {
+			return fmt.Errorf("move_history: %w", err)
+		}
+		if !more {
+			return nil
 		}
 	}
-	g.BestMS = best
-	g.Correct = g.Found == g.Expected
-	var inner bool
-	_ = pool.QueryRow(ctx, `SELECT to_regprocedure('webhooks._sequence_gaps(text,bigint,bigint)') IS NOT NULL`).Scan(&inner)
-	if inner {
-		// The inlinable SQL function shows the real plan, under the
-		// settings the wrapper runs it with (find_sequence_gaps sets jit = off).
-		var set []string
-		_ = pool.QueryRow(ctx, `SELECT coalesce(array_agg('SET LOCAL ' || split_part(c, '=', 1) || ' = ' || quote_literal(split_part(c, '=', 2))), '{}')
-			FROM pg_proc, unnest(proconfig) AS c
-			WHERE oid = 'webhooks.find_sequence_gaps(text,bigint,bigint)'::regprocedure AND c NOT LIKE 'search_path=%'`).Scan(&set)
-		g.Plan = explainWith(ctx, pool, set, `SELECT count(*) FROM webhooks._sequence_gaps('seqbench', 1, $1)`, window)
-	} else {
-		g.Plan = explain(ctx, pool, `SELECT count(*) FROM webhooks.find_sequence_gaps('seqbench', 1, $1)`, window)
-	}
-	log.Info("gap detection", "window", window, "best_ms", g.BestMS, "correct", g.Correct)
-	return g
+	return ctx.Err()
+}
+
+// recentEvents is webhooks.events narrowed to events received at or after
+// since, as a table expression for the audit: with the time a constant, the
+// planner opens only the day slices of history that can hold them.
+func recentEvents(since time.Time) string {
+	return fmt.Sprintf(`(SELECT * FROM webhooks.events WHERE received_at >= '%s'::timestamptz)`, since.UTC().Format(time.RFC3339Nano))
 }

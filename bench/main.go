@@ -15,8 +15,12 @@
 //  3. processing with the sql: handler, workers and batch size swept;
 //  4. wake-up latency, delivery commit → handler start, at steady rates:
 //     one runner, two runners (cross-process NOTIFY), poll only;
-//  5. growth: ingest and processing with 0 … 5 M processed rows, and gap
-//     detection over a 1,000,000-id window;
+//  5. growth: ingest and processing on an empty install against one
+//     keeping 10 M processed events over 90 days (-growth-rows), side by
+//     side, and gap detection over a 1,000,000-id window; then retention:
+//     prune() dropping 60 of those 90 days while ingest runs; and the
+//     upgrade: a v0.2 database of 2 M events (-upgrade-rows) migrated to
+//     storage v2 and moved;
 //  6. NOTIFY cost: none, the runner's coalesced NOTIFY, one per row;
 //  7. pooler: HTTP ingest and processing direct (named prepared
 //     statements, and the pooler-safe cache_describe for what it costs)
@@ -87,9 +91,14 @@ type config struct {
 	latDur     time.Duration
 	latConfigs []string
 
-	growthSizes []int64
-	growthDur   time.Duration
-	gapWindow   int64
+	// growthRows processed events are kept over seedDays days in the
+	// growth scenario's second database, which retention then prunes.
+	growthRows int64
+	gapWindow  int64
+	// retentionBaseline is how long the ingest runs before the prune.
+	retentionBaseline time.Duration
+	// upgradeRows processed events are in the v0.2 database upgraded.
+	upgradeRows int64
 
 	// backfillEvents is the size of the fake Stripe account of the
 	// event-log drill, 1% of it never delivered as webhooks.
@@ -117,7 +126,7 @@ func fullConfig() config {
 		perEvent:      true, statsFixed: true, callN: 5000,
 		variantN: 50_000, variantRounds: 2, variantPerEvent: true,
 		latRates: []int{200, 1000}, latDur: 15 * time.Second, latConfigs: latencyConfigs,
-		growthSizes: []int64{0, 1_000_000, 2_500_000, 5_000_000}, growthDur: 5 * time.Second, gapWindow: 1_000_000,
+		growthRows: 10_000_000, gapWindow: 1_000_000, retentionBaseline: 3 * time.Second, upgradeRows: 2_000_000,
 		backfillEvents: 100_000,
 		orderingShapes: [][2]int{{200, 25}, {10_000, 5}}, orderingLeases: []string{variantRowLock, variantTwoPhase}, orderingRounds: 4,
 		traceN: 20_000, traceConns: 32,
@@ -133,7 +142,7 @@ func quickConfig() config {
 	c.variantN, c.variantRounds, c.variantPerEvent = 20_000, 1, false
 	c.latDur = 1500 * time.Millisecond
 	c.latRates, c.latConfigs = []int{200, 1000}, []string{"single", "cross"}
-	c.growthSizes, c.growthDur, c.gapWindow = []int64{0, 10_000}, 450*time.Millisecond, 10_000
+	c.growthRows, c.gapWindow, c.retentionBaseline, c.upgradeRows = 200_000, 10_000, time.Second, 50_000
 	c.backfillEvents = 2_000
 	// Ordered ingest is the slow part (a sequence settled per event): small.
 	c.orderingShapes, c.orderingLeases, c.orderingRounds = [][2]int{{40, 25}, {400, 5}}, []string{variantRowLock}, 1
@@ -141,14 +150,14 @@ func quickConfig() config {
 	return c
 }
 
-var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "backfill", "pooler", "traces", "ordering"}
+var allScenarios = []string{"sql", "notify", "http", "process", "latency", "growth", "retention", "upgrade", "backfill", "pooler", "traces", "ordering"}
 
 func main() {
 	os.Exit(run())
 }
 
 func run() int {
-	quick := flag.Bool("quick", false, "reduced run (under a minute): small sizes, short slices")
+	quick := flag.Bool("quick", false, "reduced run (a few minutes): small sizes, short slices")
 	out := flag.String("out", "bench/out", "folder for summary.json, charts, logs and profiles")
 	report := flag.String("report", "", "markdown report to regenerate (default bench/REPORT.md; with -quick <out>/REPORT-quick.md)")
 	bin := flag.String("pginbox", "bin/pginbox", "pginbox binary for the runner processes (built when missing)")
@@ -157,6 +166,8 @@ func run() int {
 	soak := flag.Duration("soak", 0, "run only the soak, this long (make soak: 10m): steady signed load, per-minute samples")
 	soakRate := flag.Int("soak-rate", 100, "deliveries per second during the soak")
 	rerender := flag.String("rerender", "", "render the report again from this summary.json (after a change to report.md.tmpl) instead of running")
+	growthRows := flag.Int64("growth-rows", 0, "processed events kept over 90 days in the growth and retention scenarios (default 10000000; with -quick 200000)")
+	upgradeRows := flag.Int64("upgrade-rows", 0, "processed events in the v0.2 database of the upgrade scenario (default 2000000; with -quick 50000)")
 	flag.Parse()
 	if *rerender != "" {
 		return rerenderReport(*rerender, *out, *report)
@@ -167,6 +178,12 @@ func run() int {
 		cfg = quickConfig()
 	}
 	cfg.durable = *durable
+	if *growthRows > 0 {
+		cfg.growthRows = *growthRows
+	}
+	if *upgradeRows > 0 {
+		cfg.upgradeRows = *upgradeRows
+	}
 	if *report == "" {
 		*report = "bench/REPORT.md"
 		if *quick {
@@ -185,11 +202,11 @@ func run() int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	budget := 45 * time.Minute
+	budget := 90 * time.Minute
 	if *soak > 0 {
 		budget = *soak + 10*time.Minute
 	} else if *quick {
-		budget = 3 * time.Minute
+		budget = 5 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
@@ -286,10 +303,25 @@ func run() int {
 		res.Audits = append(res.Audits, a...)
 		return err
 	})
+	// growth and retention share the database with the seeded history:
+	// growth measures on it, retention then drops its old days.
+	hist := &historyDB{env: env, rows: cfg.growthRows}
+	defer hist.drop()
 	step("growth", func() (err error) {
 		var a []audit
-		res.Growth, a, err = runGrowth(ctx, env, cfg, log)
+		res.Growth, a, err = runGrowth(ctx, env, cfg, hist, log)
 		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	step("retention", func() (err error) {
+		var a []audit
+		res.Retention, a, err = runRetention(ctx, env, cfg, hist, log)
+		res.Audits = append(res.Audits, a...)
+		return err
+	})
+	hist.drop()
+	step("upgrade", func() (err error) {
+		res.Upgrade, err = runUpgrade(ctx, env, cfg, log)
 		return err
 	})
 	step("backfill", func() (err error) {
@@ -367,7 +399,7 @@ func rerenderReport(path, out, report string) int {
 	sc := sum.Scenarios
 	res := &results{Quick: sum.Quick, Durable: sum.Durable, Started: sum.Started,
 		Finished: sum.Started.Add(time.Duration(sum.Seconds * float64(time.Second))), Machine: sum.Machine, Postgres: sum.Postgres,
-		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, GroupCommit: sc.GroupCommit, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Ordering: sc.Ordering,
+		SQL: sc.SQL, Notify: sc.Notify, HTTP: sc.HTTP, GroupCommit: sc.GroupCommit, Process: sc.Process, Variants: sc.Variants, Latency: sc.Latency, Growth: sc.Growth, Retention: sc.Retention, Upgrade: sc.Upgrade, Ordering: sc.Ordering,
 		Pooler: sc.Pooler, Traces: sc.Traces, Audits: sum.Audits, Errors: sum.Errors, Durations: sum.Phases}
 	if report == "" {
 		report = "bench/REPORT.md"

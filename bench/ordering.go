@@ -277,6 +277,12 @@ var createOrdering = regexp.MustCompile(`(?i)create\s+table\s+(if\s+not\s+exists
 // versionBeforeOrdering is the migration just before the one that creates
 // webhooks.ordering: the schema as it was without ordered processing.
 func versionBeforeOrdering() (int64, error) {
+	return versionBefore(createOrdering, "webhooks.ordering")
+}
+
+// versionBefore is the migration just before the first one whose text
+// matches re (the one that creates what).
+func versionBefore(re *regexp.Regexp, what string) (int64, error) {
 	fsys, err := pginbox.Migrations()
 	if err != nil {
 		return 0, err
@@ -291,24 +297,23 @@ func versionBeforeOrdering() (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if createOrdering.Match(body) {
+		if re.Match(body) {
 			if i == 0 {
 				return 0, fmt.Errorf("%s is the first migration", name)
 			}
 			return strconv.ParseInt(names[i-1][:5], 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no migration creates webhooks.ordering")
+	return 0, fmt.Errorf("no migration creates %s", what)
 }
 
-// beforeDB creates a database migrated up to version, with the bench's own
-// schema, and returns its URL.
-func beforeDB(ctx context.Context, env *pgEnv, version int64) (string, error) {
-	name := env.prefix + "before"
-	if err := env.createDB(ctx, name, ""); err != nil {
+// beforeDB creates the scratch database name (dropped with dropScratch),
+// migrated up to version, with the bench's own schema, and returns its URL.
+func beforeDB(ctx context.Context, env *pgEnv, name string, version int64) (string, error) {
+	if err := env.createDB(ctx, env.prefix+name, ""); err != nil {
 		return "", err
 	}
-	url := env.url(name)
+	url := env.url(env.prefix + name)
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return "", err
@@ -387,7 +392,7 @@ func orderingIngestRates(ctx context.Context, env *pgEnv, cfg config, dbURL stri
 	version, verr := versionBeforeOrdering()
 	if verr == nil {
 		var burl string
-		burl, verr = beforeDB(ctx, env, version)
+		burl, verr = beforeDB(ctx, env, "before", version)
 		if verr == nil {
 			defer env.dropScratch(context.Background(), "before")
 			before, err := newPool(ctx, burl, conns, "bench-ingest", "synchronous_commit", "on")

@@ -81,6 +81,10 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		panic(fmt.Sprintf("float: %T", v))
 	},
 	"processRate": processRate,
+	// mib is a byte count in MiB.
+	"mib": func(b int64) float64 { return float64(b) / (1 << 20) },
+	// phases are the upgrade's two phases, the key copy then the move.
+	"phases": func(u *upgradeResult) []upgradePhase { return []upgradePhase{u.Keys, u.Move} },
 }).Parse(reportTemplate))
 
 type labelledPoint struct {
@@ -119,14 +123,15 @@ type reportData struct {
 	F          findings
 }
 
-// growthData is the growth scenario's first and last size.
+// growthData is the growth scenario's two databases: the empty install
+// (First) and the one keeping the history (Last).
 type growthData struct {
 	First, Last growthPoint
-	// Why compares the hot statements of the first and last size.
+	// Why compares the hot statements of the two.
 	Why []growthStmt
 }
 
-// growthStmt is one statement's per-call cost at the first and last size.
+// growthStmt is one statement's per-call cost in the two databases.
 type growthStmt struct {
 	Name string
 	A, B *stmtStat
@@ -164,8 +169,10 @@ type findings struct {
 	// schema before ordering.
 	OrderingIngest *orderingIngest
 	Growth         *growthResult
-	GapJIT         *gapResult
-	Drain          *drainResult
+	// Retention: a retention target missed.
+	Retention *retentionResult
+	GapJIT    *gapResult
+	Drain     *drainResult
 }
 
 type callCPUData struct {
@@ -226,7 +233,7 @@ func renderReport(r *results, s summary, outDir, reportPath string, charts []str
 	if g := r.Growth; g != nil && len(g.Points) > 0 {
 		d.Growth = growthData{First: g.Points[0], Last: g.Points[len(g.Points)-1]}
 		for _, x := range []struct{ name, sub string }{
-			{"`ingest_webhook()`", "ingest_webhook"}, {"`claim()` (per batch)", "webhooks.claim"}, {"`complete()`", "webhooks.complete"}} {
+			{"`ingest_webhook()`", "ingest_webhook"}, {"`process_pending()` (per batch)", "process_pending"}, {"`move_history()`", "move_history"}} {
 			a, b := findStmt(d.Growth.First.Statements, x.sub), findStmt(d.Growth.Last.Statements, x.sub)
 			if a != nil && b != nil {
 				d.Growth.Why = append(d.Growth.Why, growthStmt{x.name, a, b})
@@ -314,8 +321,13 @@ func findFindings(r *results) findings {
 	if o := r.Ordering; o != nil && o.Ingest != nil && o.Ingest.Before != nil && o.Ingest.UnorderedVsBefore > 0 && o.Ingest.UnorderedVsBefore < 0.95 {
 		f.OrderingIngest = o.Ingest
 	}
-	if g := r.Growth; g != nil && len(g.Points) > 1 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.8) {
+	if g := r.Growth; g != nil && len(g.Points) > 1 && g.Points[0].IngestPerS > 0 && (g.IngestRatio < 0.8 || g.ProcessRatio < 0.9) {
 		f.Growth = g
+	}
+	for _, t := range r.storageTargets() {
+		if t.Measured && !t.Met && strings.HasPrefix(t.Name, "retention_") {
+			f.Retention = r.Retention
+		}
 	}
 	if g := r.Growth; g != nil && g.Gaps.Available && jitTotal(g.Gaps.Plan) > 0.1*g.Gaps.BestMS {
 		f.GapJIT = &g.Gaps
@@ -324,7 +336,7 @@ func findFindings(r *results) findings {
 		f.Drain = &h.Drain
 	}
 	f.Any = f.StormWrites != nil || f.CPUBound != nil || f.Process != nil || f.Leases != nil || len(f.Latency) > 0 ||
-		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering) ||
+		f.HTTP != nil || f.GroupCommit != nil || f.Growth != nil || f.Retention != nil || f.GapJIT != nil || f.Drain != nil || orderingMissed(r.Ordering) ||
 		f.OrderingIngest != nil
 	return f
 }

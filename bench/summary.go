@@ -32,6 +32,8 @@ type results struct {
 	Variants    *variantsResult
 	Latency     *latencyResult
 	Growth      *growthResult
+	Retention   *retentionResult
+	Upgrade     *upgradeResult
 	Backfill    *backfillResult `json:"backfill,omitempty"`
 	Pooler      *poolerResult
 	Ordering    *orderingResult
@@ -97,6 +99,9 @@ type summary struct {
 	WALPerEvent    float64  `json:"wal_bytes_per_event"`
 	RiverJobsPerS  *float64 `json:"river_jobs_per_s,omitempty"`
 	ProcessVsRiver *float64 `json:"process_vs_river,omitempty"`
+	// storageKeys: growth ratios, prune's time, WAL and the ingest's wait
+	// during it, the upgrade's rates (storage_summary.go).
+	storageKeys
 
 	Quick     bool        `json:"quick"`
 	Durable   bool        `json:"durable"`
@@ -122,8 +127,12 @@ type scenarios struct {
 	Variants *variantsResult `json:"processing_variants,omitempty"`
 	Latency  *latencyResult  `json:"wakeup_latency,omitempty"`
 	Growth   *growthResult   `json:"growth,omitempty"`
-	Notify   *notifyResult   `json:"notify_cost,omitempty"`
-	Pooler   *poolerResult   `json:"pooler,omitempty"`
+	// Retention is prune() on the growth scenario's history under ingest.
+	Retention *retentionResult `json:"retention,omitempty"`
+	// Upgrade is a v0.2 database migrated to storage v2 and moved.
+	Upgrade *upgradeResult `json:"upgrade,omitempty"`
+	Notify  *notifyResult  `json:"notify_cost,omitempty"`
+	Pooler  *poolerResult  `json:"pooler,omitempty"`
 	// Ordering is ordered processing per key against unordered, and ingest
 	// without ordering against the schema before it.
 	Ordering *orderingResult `json:"ordering,omitempty"`
@@ -154,7 +163,7 @@ func (r *results) summary() summary {
 	s := summary{AuditOK: true, Quick: r.Quick, Durable: r.Durable, Started: r.Started,
 		Seconds: round1(r.Finished.Sub(r.Started).Seconds()), Machine: r.Machine, Postgres: r.Postgres,
 		Audits: r.Audits, Errors: r.Errors, Phases: r.Durations,
-		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Notify: r.Notify, Pooler: r.Pooler, Ordering: r.Ordering, Traces: r.Traces}}
+		Scenarios: scenarios{SQL: r.SQL, HTTP: r.HTTP, GroupCommit: r.GroupCommit, Process: r.Process, Variants: r.Variants, Latency: r.Latency, Growth: r.Growth, Retention: r.Retention, Upgrade: r.Upgrade, Notify: r.Notify, Pooler: r.Pooler, Ordering: r.Ordering, Traces: r.Traces}}
 	for _, a := range r.Audits {
 		if !a.OK {
 			s.AuditOK = false
@@ -228,6 +237,7 @@ func (r *results) summary() summary {
 			s.LatencyP99Poll1k = l.FromResponse.P99
 		}
 	}
+	s.storageKeys = r.storageKeys()
 	s.Targets = r.targets(s)
 	return s
 }
@@ -300,15 +310,7 @@ func (r *results) targets(s summary) []target {
 	ts = append(ts, below("wakeup_cross", "Wake-up p99 < 150 ms across runners (cross-process NOTIFY) at 200 deliveries/s", s.LatencyP99Cross, 150, "ms", r.Latency != nil && r.Latency.find("cross", 200) != nil))
 	ts = append(ts, below("wakeup_cross_1000", "Wake-up p99 < 150 ms across runners at 1,000 deliveries/s", s.LatencyP99Cross1k, 150, "ms", r.Latency != nil && r.Latency.find("cross", 1000) != nil))
 	ts = append(ts, r.orderingTargets()...)
-	if g := r.Growth; g != nil && len(g.Points) > 1 {
-		last := g.Points[len(g.Points)-1].Rows
-		ts = append(ts, atLeast("growth_ingest", fmt.Sprintf("Ingest at %s rows within 20%% of the empty table", human(last)), g.IngestRatio, 0.8, "×", true))
-		ts = append(ts, atLeast("growth_process", fmt.Sprintf("Processing at %s rows within 20%% of the empty table", human(last)), g.ProcessRatio, 0.8, "×", true))
-	} else {
-		ts = append(ts, atLeast("growth_ingest", "Ingest at 5 M rows within 20% of the empty table", 0, 0.8, "×", false))
-		ts = append(ts, atLeast("growth_process", "Processing at 5 M rows within 20% of the empty table", 0, 0.8, "×", false))
-	}
-	return ts
+	return append(ts, r.storageTargets()...)
 }
 
 func human(n int64) string {
@@ -401,15 +403,8 @@ func printTable(w io.Writer, r *results, s summary) {
 				run.FromResponse.P99, run.FromResponse.P50, run.FromResponse.Max, run.FromReceived.P50, run.FromReceived.P99)
 		}
 	}
-	if g := r.Growth; g != nil {
-		for _, p := range g.Points {
-			fmt.Fprintf(tw, "growth %s rows\tingest %s/s\tprocess %s/s, table %.0f MiB\n", human(p.Rows), num(p.IngestPerS), num(p.ProcessPerS), p.TableMiB)
-		}
-		if g.Gaps.Available {
-			fmt.Fprintf(tw, "gap detection, %s-id window\t%.1f ms\t%d gaps found, %d expected\n", human(g.Gaps.Window), g.Gaps.BestMS, g.Gaps.Found, g.Gaps.Expected)
-		} else if g.Gaps.Note != "" {
-			fmt.Fprintf(tw, "gap detection\tskipped\t%s\n", g.Gaps.Note)
-		}
+	for _, row := range storageRows(r) {
+		fmt.Fprintln(tw, row)
 	}
 	for _, row := range orderingRows(r.Ordering) {
 		fmt.Fprintln(tw, row)

@@ -243,8 +243,8 @@ func writeCharts(dir string, r *results) []string {
 			in.X, in.Y = append(in.X, float64(p.Rows)/1e6), append(in.Y, p.IngestPerS)
 			pr.X, pr.Y = append(pr.X, float64(p.Rows)/1e6), append(pr.Y, p.ProcessPerS)
 		}
-		write("throughput-vs-rows.svg", lineChart("Throughput vs processed rows already in webhooks.events",
-			"rows in webhooks.events (millions)", "events per second", false, []series{in, pr}, true))
+		write("throughput-vs-rows.svg", lineChart("Throughput: empty install vs processed events kept",
+			"processed events kept (millions)", "events per second", false, []series{in, pr}, true))
 	}
 	if r.SQL != nil && len(r.SQL.Pairs) > 0 {
 		var groups []string
