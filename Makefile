@@ -188,8 +188,8 @@ migration: ## create the next schema migration (tables, indexes, privileges; for
 	echo "created $$f"
 
 .PHONY: sql-migrations
-sql-migrations: ## write the next migration of every sql/src file that differs from its newest migration, then check they agree
-	$(GO) run ./internal/sqlsrc/cmd/sqlmigrations
+sql-migrations: ## fold every changed sql/src file into its newest migration while that is unreleased, else write the next one (NEW=1: never fold), then check they agree
+	$(GO) run ./internal/sqlsrc/cmd/sqlmigrations $(if $(NEW),-new)
 
 .PHONY: clean
 clean: ## remove build output (keeps the .pginbox cluster)

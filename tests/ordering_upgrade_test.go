@@ -29,8 +29,12 @@ const quotedProvider = `it's $body$ "x"`
 
 // regeneratedMigrations returns the migrations `make sql-migrations` would
 // write after a routine edit (one comment line more at the top) of each of
-// the given sources: sqlsrc's own generator run over a copy of this
-// checkout's sql/ folder, numbered after its newest migration.
+// the given sources once this checkout is released: sqlsrc's own generator
+// run over a copy of this checkout's migrations and sources, numbered after
+// its newest migration. The copy leaves out sql/released.sha256, so every
+// migration counts as released and each edit adds a migration rather than
+// folding into an unreleased one (which a database already past it would
+// never apply).
 func regeneratedMigrations(t *testing.T, edited ...string) []sqlsrc.File {
 	t.Helper()
 	root := os.DirFS(repoRoot(t))
@@ -59,6 +63,11 @@ func regeneratedMigrations(t *testing.T, edited ...string) []sqlsrc.File {
 	files := loaded.Pending()
 	if len(files) != len(edited) {
 		t.Fatalf("the generator wrote %d migrations for %d edited sources: %v", len(files), len(edited), files)
+	}
+	for _, f := range files {
+		if f.Fold {
+			t.Fatalf("the generator folded %s into %s: want a new migration after a release", f.Source, f.Path)
+		}
 	}
 	return files
 }

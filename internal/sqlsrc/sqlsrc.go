@@ -8,9 +8,11 @@
 // NNNNN_replace_view_<object>.sql, NNNNN_update_checks_<family>.sql, ...),
 // and the newest one of each object must hold the source's text: verbatim
 // after its "-- +goose Up" line (the files released before sql/src existed),
-// or between the begin and end lines [Load] writes around it. [Tree.Problems]
-// says where they disagree; [Tree.Pending] returns the migrations that bring
-// them back in step.
+// or between the begin and end lines [Tree.Pending] writes around it.
+// [Tree.Problems] says where they disagree; [Tree.Pending] returns the
+// migrations that bring them back in step: the object's newest migration
+// rewritten between its begin and end lines while it is unreleased (not in
+// sql/released.sha256), or the next migration.
 package sqlsrc
 
 import (
@@ -79,6 +81,11 @@ type Migration struct {
 	Kind      Kind
 	Generated bool   // holds begin/end lines around its source's text
 	Body      string // the source's text as this migration states it
+	// Released: sql/released.sha256 lists the file, or its version is at or
+	// below the last one listed (every migration counts as released in a
+	// checkout without that file).
+	Released bool
+	text     string // the whole file
 }
 
 // Tree is the sources and migrations of one checkout.
@@ -86,7 +93,12 @@ type Tree struct {
 	Sources    []Source
 	Migrations []Migration // functions, views and checks, by version
 	// Latest is the highest version of any migration, schema included.
-	Latest   int
+	Latest int
+	// AddOnly makes Pending add the next migration for every source due,
+	// folding none (make sql-migrations NEW=1).
+	AddOnly  bool
+	schema   []change // what the migrations of sql/schema create
+	released released
 	problems []string
 }
 
@@ -120,6 +132,9 @@ var (
 // an error; an error means fsys could not be read at all.
 func Load(fsys fs.FS) (*Tree, error) {
 	t := &Tree{}
+	if err := t.readReleased(fsys); err != nil {
+		return nil, err
+	}
 	srcs, err := fs.Glob(fsys, SrcDir+"/*/*.sql")
 	if err != nil {
 		return nil, fmt.Errorf("sqlsrc: %w", err)
@@ -215,6 +230,7 @@ func (t *Tree) addMigration(dir, p, text string) {
 		if vw := createVw.FindStringSubmatch(text); vw != nil {
 			t.problemf("%s: creates view webhooks.%s: views live in sql/src and sql/views", p, vw[2])
 		}
+		t.schema = append(t.schema, schemaChange(p, v, text))
 		return
 	}
 	m := re.FindStringSubmatch(base)
@@ -226,7 +242,7 @@ func (t *Tree) addMigration(dir, p, text string) {
 		}[dir])
 		return
 	}
-	mig := Migration{Path: p, Version: v, Key: m[2], Kind: dirKinds[dir]}
+	mig := Migration{Path: p, Version: v, Key: m[2], Kind: dirKinds[dir], Released: t.released.has(p, v), text: text}
 	mig.Body, mig.Generated = body(text)
 	if mig.Body == "" {
 		t.problemf("%s: does not open with %q, or its begin and end lines do not pair", p, upLine)
@@ -243,15 +259,30 @@ func body(text string) (string, bool) {
 	if !strings.HasPrefix(text, upLine+"\n") {
 		return "", false
 	}
+	b, e, ok := markers(text)
+	switch {
+	case !ok:
+		return "", false
+	case b == nil:
+		return strings.TrimPrefix(text, upLine+"\n"), false
+	}
+	return text[b[1]:e[0]], true
+}
+
+// markers returns the positions (as regexp submatch indexes) of a
+// migration's begin and end lines: nil, nil, true when it has neither, and
+// false when they do not pair (one of them twice or missing, the end before
+// the begin, or two different sources named).
+func markers(text string) (begin, end []int, ok bool) {
 	b, e := beginLine.FindAllStringSubmatchIndex(text, -1), endLine.FindAllStringSubmatchIndex(text, -1)
 	if len(b) == 0 && len(e) == 0 {
-		return strings.TrimPrefix(text, upLine+"\n"), false
+		return nil, nil, true
 	}
 	if len(b) != 1 || len(e) != 1 || e[0][0] < b[0][1] ||
 		text[b[0][2]:b[0][3]] != text[e[0][2]:e[0][3]] {
-		return "", false
+		return nil, nil, false
 	}
-	return text[b[0][1]:e[0][0]], true
+	return b[0], e[0], true
 }
 
 // Newest returns the newest migration of the object key, and whether it has
@@ -330,53 +361,4 @@ func republishes(text string) bool {
 		rest = text[loc[1]:]
 	}
 	return republish.MatchString(rest)
-}
-
-// File is a migration to write: its path under the checkout and its text.
-type File struct {
-	Path string
-	Text string
-}
-
-// Pending returns the migrations that bring every source and its newest
-// migration back in step: for each source with no migration, or whose text
-// differs from its newest one, the next version in the one sequence of
-// sql/schema, sql/functions, sql/views and sql/checks, in the order of the
-// sources' paths. A view that had a migration is dropped first (a
-// materialized view has no CREATE OR REPLACE).
-func (t *Tree) Pending() []File {
-	var out []File
-	next := t.Latest
-	srcs := append([]Source(nil), t.Sources...)
-	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Path < srcs[j].Path })
-	for _, s := range srcs {
-		newest, ok := t.Newest(s.Key)
-		if ok && newest.Body == s.Text {
-			continue
-		}
-		next++
-		verb := map[bool]map[Kind]string{
-			false: {Function: "create_function_", View: "create_view_", Checks: "insert_"},
-			true:  {Function: "replace_function_", View: "replace_view_", Checks: "update_"},
-		}[ok][s.Kind]
-		var b strings.Builder
-		b.WriteString(upLine + "\n")
-		if ok && s.Kind == View {
-			_, name := kindOf(s.Text)
-			what := "VIEW"
-			if createVw.FindStringSubmatch(s.Text)[1] != "" {
-				what = "MATERIALIZED VIEW"
-			}
-			fmt.Fprintf(&b, "-- A view is dropped and created again. A view that depends on this one\n"+
-				"-- must be dropped before and created after: add it here.\nDROP %s webhooks.%s;\n", what, name)
-		}
-		fmt.Fprintf(&b, "-- begin %s (make sql-migrations wrote what follows from that file: edit it, not this)\n", s.Path)
-		b.WriteString(s.Text)
-		fmt.Fprintf(&b, "-- end %s\n", s.Path)
-		out = append(out, File{
-			Path: fmt.Sprintf("%s/%05d_%s%s.sql", s.Kind.dir(), next, verb, s.Key),
-			Text: b.String(),
-		})
-	}
-	return out
 }

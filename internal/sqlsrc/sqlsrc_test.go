@@ -227,3 +227,340 @@ func TestPendingWritesWhatLoadReads(t *testing.T) {
 		t.Errorf("after writing, still pending: %v", p)
 	}
 }
+
+// releasing writes sql/released.sha256 listing paths (sqlsrc reads the
+// paths, not the checksums).
+func releasing(f fstest.MapFS, paths ...string) {
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(strings.Repeat("0", 64) + "  " + p + "\n")
+	}
+	f[ReleasedFile] = file(b.String())
+}
+
+// fnTwo is webhooks.f with a second argument: another signature.
+const fnTwo = `CREATE OR REPLACE FUNCTION webhooks.f(x int, y int) RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;
+COMMENT ON FUNCTION webhooks.f(int, int) IS 'f';
+`
+
+// plpgsqlF is webhooks.f in plpgsql, naming webhooks.u, whose body Postgres
+// resolves only when it runs.
+const plpgsqlF = `-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION webhooks.f(x int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN (SELECT count(*) FROM webhooks.u);
+END;
+$$;
+-- +goose StatementEnd
+COMMENT ON FUNCTION webhooks.f(int) IS 'f';
+`
+
+const trigger = "CREATE OR REPLACE TRIGGER t_f AFTER INSERT ON webhooks.t EXECUTE FUNCTION webhooks.f();\n"
+
+// TestPendingFolds: an edited source is folded into its newest migration,
+// rewritten between its begin and end lines with every hand-written step
+// before and after them kept, while that migration is unreleased and was
+// written by the generator and the source names nothing a later migration
+// creates; otherwise the next migration is added. Either way the tree is in
+// step once the files are written: Problems and Pending are empty.
+func TestPendingFolds(t *testing.T) {
+	t.Parallel()
+	const f3 = "sql/functions/00003_replace_function_f.sql"
+	fSrc := "sql/src/process/f.sql"
+	// unreleased: released up to 00002, so 00003 to 00006 are not.
+	unreleased := func(f fstest.MapFS) {
+		releasing(f, "sql/schema/00001_create_table_t.sql", "sql/functions/00002_create_function_f.sql")
+	}
+	fnV3 := strings.ReplaceAll(fnV2, "2", "3")
+	for _, tc := range []struct {
+		name string
+		edit func(fstest.MapFS)
+		path string // the one file due
+		fold bool
+		why  string // a substring of File.Why
+		note string // a substring of File.Note; "" for none
+		text string // the file's whole text once written; "" to skip
+	}{
+		{
+			name: "fold into the unreleased migration",
+			edit: func(f fstest.MapFS) { unreleased(f); f[fSrc] = file(fnV3) },
+			path: f3, fold: true, why: "unreleased",
+			text: generated(fSrc, "")[:len(upLine)+1] + header(fSrc) + fnV3 + "-- end " + fSrc + "\n",
+		},
+		{
+			name: "a new migration after a released one",
+			edit: func(f fstest.MapFS) { releasing(f, f3); f[fSrc] = file(fnV3) },
+			path: "sql/functions/00007_replace_function_f.sql", why: f3 + " is released",
+		},
+		{
+			name: "released by version: at or below the last released, listed or not",
+			edit: func(f fstest.MapFS) {
+				releasing(f, "sql/checks/00004_insert_checks_latency.sql")
+				f[fSrc] = file(fnV3)
+			},
+			path: "sql/functions/00007_replace_function_f.sql", why: f3 + " is released",
+		},
+		{
+			name: "without sql/released.sha256 every migration counts as released",
+			edit: func(f fstest.MapFS) { f[fSrc] = file(fnV3) },
+			path: "sql/functions/00007_replace_function_f.sql", why: f3 + " is released",
+		},
+		{
+			name: "hand-written steps before the begin line and after the end line are kept",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f[f3] = file(upLine + "\n-- Why this step.\nSELECT 1;\n" + header(fSrc) + fnV2 + "-- end " + fSrc + "\nSELECT 2;\n")
+				f[fSrc] = file(fnV3)
+			},
+			path: f3, fold: true,
+			text: upLine + "\n-- Why this step.\nSELECT 1;\n" + header(fSrc) + fnV3 + "-- end " + fSrc + "\nSELECT 2;\n",
+		},
+		{
+			name: "an unreleased migration written by hand (no begin and end lines) is not rewritten",
+			edit: func(f fstest.MapFS) { unreleased(f); f[f3] = file(upLine + "\n" + fnV2); f[fSrc] = file(fnV3) },
+			path: "sql/functions/00007_replace_function_f.sql", why: "written by hand",
+		},
+		{
+			name: "asked for a new migration (-new)",
+			edit: func(f fstest.MapFS) { unreleased(f); f[fSrc] = file(fnV3) },
+			path: "sql/functions/00007_replace_function_f.sql", why: "-new",
+		},
+		{
+			name: "a view keeps the DROP before its begin line",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/views/00007_replace_view_v.sql"] = file(upLine + "\nDROP MATERIALIZED VIEW webhooks.v;\n" +
+					header("sql/src/watch/v.sql") + viewV1 + "-- end sql/src/watch/v.sql\n")
+				f["sql/src/watch/v.sql"] = file(strings.ReplaceAll(viewV1, "1", "2"))
+			},
+			path: "sql/views/00007_replace_view_v.sql", fold: true,
+			text: upLine + "\nDROP MATERIALIZED VIEW webhooks.v;\n" + header("sql/src/watch/v.sql") +
+				strings.ReplaceAll(viewV1, "1", "2") + "-- end sql/src/watch/v.sql\n",
+		},
+		{
+			name: "checks fold",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/checks/00004_insert_checks_latency.sql"] = file(generated("sql/src/watch/checks_latency.sql", "INSERT INTO webhooks.checks VALUES ('a');\n"))
+				f["sql/src/watch/checks_latency.sql"] = file("INSERT INTO webhooks.checks VALUES ('b');\n")
+			},
+			path: "sql/checks/00004_insert_checks_latency.sql", fold: true,
+		},
+		{
+			name: "a function and the trigger after it in its file fold as one",
+			edit: func(f fstest.MapFS) { unreleased(f); f[fSrc] = file(fnV3 + trigger) },
+			path: f3, fold: true,
+			text: upLine + "\n" + header(fSrc) + fnV3 + trigger + "-- end " + fSrc + "\n",
+		},
+		{
+			name: "a function rewritten at run time folds with the statement that publishes it again",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/src/order/p.sql"] = file(publisher)
+				f["sql/functions/00007_create_function_p.sql"] = file(generated("sql/src/order/p.sql", publisher))
+				f[fSrc] = file(fnV3 + "UPDATE webhooks.t SET x = x;\n")
+			},
+			path: f3, fold: true,
+			text: upLine + "\n" + header(fSrc) + fnV3 + "UPDATE webhooks.t SET x = x;\n-- end " + fSrc + "\n",
+		},
+		{
+			name: "a new signature over a released one: the old one is left to drop by hand",
+			edit: func(f fstest.MapFS) { unreleased(f); f[fSrc] = file(fnTwo) },
+			path: f3, fold: true,
+			note: "sql/src/process/f.sql defines webhooks.f(int,int) where sql/functions/00002_create_function_f.sql defined webhooks.f(int)",
+		},
+		{
+			name: "a new signature, the old one already dropped after the end line",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f[f3] = file(generated(fSrc, strings.NewReplacer("y int", "y text", "int, int", "int, text").Replace(fnTwo)) + "DROP FUNCTION webhooks.f(int);\n")
+				f[fSrc] = file(fnTwo)
+			},
+			path: f3, fold: true,
+		},
+		{
+			name: "back to the released signature while the migration drops it",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f[f3] = file(generated(fSrc, fnTwo) + "DROP FUNCTION webhooks.f(int);\n")
+				f[fSrc] = file(fnV3)
+			},
+			path: f3, fold: true,
+			note: f3 + " drops webhooks.f(int) after its end line, the signature sql/src/process/f.sql now defines: remove that step",
+		},
+		{
+			name: "a new signature of a function created in this release needs nothing",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				g := strings.ReplaceAll(fnV1, "webhooks.f", "webhooks.g")
+				f["sql/src/admin/g.sql"] = file(g)
+				f["sql/functions/00007_create_function_g.sql"] = file(upLine + "\n-- GRANT by hand: webhooks.g(int)\n" +
+					header("sql/src/admin/g.sql") + g + "-- end sql/src/admin/g.sql\n")
+				f["sql/src/admin/g.sql"] = file(strings.ReplaceAll(fnTwo, "webhooks.f", "webhooks.g"))
+			},
+			path: "sql/functions/00007_create_function_g.sql", fold: true,
+			note: "the hand-written steps of sql/functions/00007_create_function_g.sql name webhooks.g(int), which it no longer defines",
+		},
+		{
+			name: "a LANGUAGE sql function naming a table a later migration creates: new",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/schema/00007_create_table_u.sql"] = file(upLine + "\nCREATE TABLE webhooks.u ();\n")
+				f[fSrc] = file(strings.ReplaceAll(fnV2, "SELECT 2", "SELECT count(*) FROM webhooks.u"))
+			},
+			path: "sql/functions/00008_replace_function_f.sql",
+			why:  "names webhooks.u, which sql/schema/00007_create_table_u.sql creates after " + f3,
+		},
+		{
+			name: "a plpgsql function naming a table a later migration creates: fold",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/schema/00007_create_table_u.sql"] = file(upLine + "\nCREATE TABLE webhooks.u ();\n")
+				f[fSrc] = file(plpgsqlF)
+			},
+			path: f3, fold: true,
+		},
+		{
+			name: "a plpgsql function naming a later table in a comment or its COMMENT ON: fold",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/schema/00007_create_table_u.sql"] = file(upLine + "\nCREATE TABLE webhooks.u ();\n")
+				f[fSrc] = file("-- reads webhooks.u\n" + strings.ReplaceAll(fnV2, "IS 'f'", "IS 'f, as webhooks.u'"))
+			},
+			path: f3, fold: true,
+		},
+		{
+			name: "a view naming a table a later migration renames another to: new",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/schema/00007_rename_table_t.sql"] = file(upLine + "\nALTER TABLE webhooks.t RENAME TO u;\n")
+				f["sql/src/watch/v.sql"] = file(strings.ReplaceAll(viewV1, "SELECT 1", "SELECT 1 FROM webhooks.u"))
+			},
+			path: "sql/views/00008_replace_view_v.sql",
+			why:  "names webhooks.u, which sql/schema/00007_rename_table_t.sql creates after sql/views/00005_create_view_v.sql",
+		},
+		{
+			name: "a trigger on a table a later migration creates: new",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				f["sql/schema/00007_create_table_u.sql"] = file(upLine + "\nCREATE TABLE webhooks.u ();\n")
+				f[fSrc] = file(plpgsqlF + strings.ReplaceAll(trigger, "webhooks.t", "webhooks.u"))
+			},
+			path: "sql/functions/00008_replace_function_f.sql",
+			why:  "names webhooks.u, which sql/schema/00007_create_table_u.sql creates after " + f3,
+		},
+		{
+			name: "a file that runs a statement naming a function a later migration creates: new",
+			edit: func(f fstest.MapFS) {
+				unreleased(f)
+				g := strings.ReplaceAll(fnV1, "webhooks.f", "webhooks.g")
+				f["sql/src/admin/g.sql"] = file(g)
+				f["sql/functions/00007_create_function_g.sql"] = file(generated("sql/src/admin/g.sql", g))
+				f[fSrc] = file(plpgsqlF + "SELECT webhooks.g(1);\n")
+			},
+			path: "sql/functions/00008_replace_function_f.sql",
+			why:  "names webhooks.g, which sql/functions/00007_create_function_g.sql creates after " + f3,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fsys := checkout()
+			tc.edit(fsys)
+			tree, err := Load(fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree.AddOnly = strings.Contains(tc.name, "-new")
+			pending := tree.Pending()
+			if len(pending) != 1 {
+				t.Fatalf("pending %v, want one file", pending)
+			}
+			got := pending[0]
+			if got.Path != tc.path || got.Fold != tc.fold {
+				t.Errorf("pending %s (fold %v), want %s (fold %v)", got.Path, got.Fold, tc.path, tc.fold)
+			}
+			if !strings.Contains(got.Why, tc.why) {
+				t.Errorf("why %q, want it to contain %q", got.Why, tc.why)
+			}
+			if (tc.note == "") != (got.Note == "") || !strings.Contains(got.Note, tc.note) {
+				t.Errorf("note %q, want %q", got.Note, tc.note)
+			}
+			if tc.text != "" && got.Text != tc.text {
+				t.Errorf("text:\n%s\nwant:\n%s", got.Text, tc.text)
+			}
+			fsys[got.Path] = file(got.Text)
+			if tree, err = Load(fsys); err != nil {
+				t.Fatal(err)
+			}
+			if p := tree.Problems(); len(p) != 0 {
+				t.Errorf("after writing: %q", p)
+			}
+			if p := tree.Pending(); len(p) != 0 {
+				t.Errorf("after writing, still pending: %v", p)
+			}
+		})
+	}
+}
+
+// TestPendingTwoObjectsInOneFile: a file that defines two functions maps to
+// no object (a problem), so nothing is folded into the migration of either.
+func TestPendingTwoObjectsInOneFile(t *testing.T) {
+	t.Parallel()
+	fsys := checkout()
+	releasing(fsys, "sql/schema/00001_create_table_t.sql")
+	fsys["sql/src/process/f.sql"] = file(fnV2 + strings.ReplaceAll(fnV2, "webhooks.f", "webhooks.h"))
+	tree, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := tree.Pending(); len(p) != 0 {
+		t.Errorf("pending %v, want none", p)
+	}
+	if p := tree.Problems(); len(p) == 0 {
+		t.Error("no problem for a file with two functions")
+	}
+}
+
+// TestReleasedFileMalformed: a line of sql/released.sha256 that is not a
+// checksum and a migration's path is a problem.
+func TestReleasedFileMalformed(t *testing.T) {
+	t.Parallel()
+	fsys := checkout()
+	fsys[ReleasedFile] = file("not a line\n")
+	tree, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := tree.Problems(); len(p) != 1 || !strings.Contains(p[0], "sql/released.sha256:1: not a") {
+		t.Errorf("problems %q, want the malformed line", p)
+	}
+}
+
+// TestReport: what make sql-migrations prints for a file, with -n (due:)
+// and without, for a fold and a new migration, with a note on a line of
+// its own.
+func TestReport(t *testing.T) {
+	t.Parallel()
+	fold := File{Path: "sql/functions/00003_replace_function_f.sql", Source: "sql/src/process/f.sql", Fold: true,
+		Why: "unreleased, rewritten between its begin and end lines"}
+	add := File{Path: "sql/functions/00007_replace_function_f.sql", Source: "sql/src/process/f.sql",
+		Why: "sql/functions/00003_replace_function_f.sql is released", Note: "drop it"}
+	for _, tc := range []struct {
+		name   string
+		f      File
+		dryRun bool
+		want   string
+	}{
+		{"fold, -n", fold, true, "due: sql/functions/00003_replace_function_f.sql (fold: unreleased, rewritten between its begin and end lines)"},
+		{"fold", fold, false, "folded sql/src/process/f.sql into sql/functions/00003_replace_function_f.sql (unreleased, rewritten between its begin and end lines)"},
+		{"new, -n", add, true, "due: sql/functions/00007_replace_function_f.sql (new: sql/functions/00003_replace_function_f.sql is released)\n  note: drop it"},
+		{"new", add, false, "wrote sql/functions/00007_replace_function_f.sql (new: sql/functions/00003_replace_function_f.sql is released)\n  note: drop it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.f.Report(tc.dryRun); got != tc.want {
+				t.Errorf("Report(%v) = %q, want %q", tc.dryRun, got, tc.want)
+			}
+		})
+	}
+}
