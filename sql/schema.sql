@@ -2808,7 +2808,7 @@ CREATE FUNCTION webhooks._signature_bounds(kind text, headers jsonb) RETURNS tex
     AS $_$
 DECLARE
     -- The whitespace _verify_signature splits on (Go's unicode.IsSpace).
-    c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_ws        CONSTANT text := webhooks._space_class();
     c_max_bytes CONSTANT integer := 4096;
     c_max_sigs  CONSTANT integer := 8;
     c_max_v1a   CONSTANT integer := 2;
@@ -2868,6 +2868,14 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes), too many signatures (over 8) or too many asymmetric signatures (standardwebhooks: over 2 v1a entries). Checked before any HMAC or Ed25519 verification, so one unauthenticated delivery cannot make verification do unbounded work.';
 
+CREATE FUNCTION webhooks._space_class() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'::text
+$$;
+
+COMMENT ON FUNCTION webhooks._space_class() IS 'Private: Go''s unicode.IsSpace as the inside of a regular-expression bracket expression, the white space the verifiers and _valid_text trim and split on, as the runner does (strings.TrimSpace, strings.Fields).';
+
 CREATE FUNCTION webhooks._url_origin(url text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2919,7 +2927,7 @@ CREATE FUNCTION webhooks._valid_text(s text) RETURNS boolean
        AND pg_catalog.octet_length(_valid_text.s) <= 255
        AND _valid_text.s OPERATOR(pg_catalog.!~) E'[\\u0001-\\u001f\\u007f-\\u009f]'
        AND _valid_text.s OPERATOR(pg_catalog.!~)
-           E'^[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$';
+           ('^[' OPERATOR(pg_catalog.||) webhooks._space_class() OPERATOR(pg_catalog.||) ']*$');
 $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
@@ -2929,8 +2937,8 @@ CREATE FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
 BEGIN
@@ -2954,8 +2962,8 @@ CREATE FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
     v_reason text;
@@ -3016,8 +3024,8 @@ CREATE FUNCTION webhooks._verify_paddle(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header  text;
     v_entry   text;
@@ -3065,8 +3073,8 @@ CREATE FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body byt
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_header text;
     v_sig    bytea;
 BEGIN
@@ -3113,8 +3121,8 @@ CREATE FUNCTION webhooks._verify_slack(secrets text[], headers jsonb, body bytea
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
     v_ts_raw text;
@@ -3141,8 +3149,8 @@ CREATE FUNCTION webhooks._verify_square(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_header text;
     v_sig    bytea;
 BEGIN
@@ -3171,8 +3179,8 @@ CREATE FUNCTION webhooks._verify_standardwebhooks(secrets text[], headers jsonb,
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_entry   text;
     v_entries integer := 0;
     v_pos     integer;
@@ -3245,8 +3253,8 @@ CREATE FUNCTION webhooks._verify_stripe(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header  text;
     v_entry   text;
@@ -3294,8 +3302,8 @@ CREATE FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body bytea,
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_entry   text;
     v_entries integer := 0;
@@ -6633,6 +6641,8 @@ REVOKE ALL ON FUNCTION webhooks._require_text(p_name text, p_value text, p_max_b
 REVOKE ALL ON FUNCTION webhooks._sequence_gaps(provider text, from_seq bigint, to_seq bigint) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._space_class() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 
