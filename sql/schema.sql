@@ -931,106 +931,52 @@ $$;
 
 COMMENT ON FUNCTION webhooks._http_headers(headers jsonb) IS 'Private: normalises a JSON object of HTTP header name to string (or array of strings) into {"lower-case name": [values]}, folding ASCII case only; raises 22023 on any other shape.';
 
-CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE
-    AS $_$
-#variable_conflict use_column
+    AS $$
 DECLARE
-    v_text      text;
-    -- The top-level members: name -> {"t": json type,
-    -- "k": value as a key (string, or integer digits), "s": string value}.
-    v_m         jsonb;
-    v_found     record;
-    v_type      text;
+    v_env record := webhooks._read_envelope(_identify.body);
+    v_found record;
 BEGIN
-    BEGIN
-        v_text := pg_catalog.convert_from(_identify.body, 'UTF8');
-        payload := v_text::jsonb;
-        -- A container at level n of the tree (the root is level 0) is nested
-        -- n + 1 deep. Nesting needs two bytes a level, so short bodies skip the walk.
-        IF pg_catalog.octet_length(_identify.body) >= 130
-           AND pg_catalog.jsonb_path_exists(payload,
-               'strict $.**{64} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
-            IF pg_catalog.octet_length(_identify.body) >= 20002
-               AND pg_catalog.jsonb_path_exists(payload,
-                   'strict $.**{10000} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
-                reason := 'body not json';          -- beyond encoding/json's own limit
-            ELSE
-                reason := 'body nested too deep';
-            END IF;
-        ELSIF pg_catalog.jsonb_typeof(payload) <> 'object' THEN
-            reason := 'body not json';
-        END IF;
-    EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-        -- Invalid UTF-8, invalid JSON, \u0000, an unpaired surrogate, a number
-        -- numeric cannot hold, too deep for the stack. The error text would
-        -- quote the body: only the reason goes out.
-        reason := 'body not json';
-    END;
-    IF reason IS NOT NULL THEN
-        payload := NULL;
+    IF v_env.reason IS NOT NULL THEN
+        reason := v_env.reason;
         RETURN;
     END IF;
-
-    SELECT pg_catalog.jsonb_object_agg(m.key, pg_catalog.jsonb_build_object(
-               't', pg_catalog.json_typeof(m.value),
-               'k', CASE
-                        WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}'
-                        WHEN pg_catalog.json_typeof(m.value) = 'number'
-                             AND m.value::text ~ '^-?[0-9]+$' THEN m.value::text
-                    END,
-               's', CASE WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}' END)
-           ORDER BY m.n)
-    INTO v_m
-    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n);
-    v_m := coalesce(v_m, '{}');
-
     CASE _identify.kind
-    WHEN 'github'           THEN v_found := webhooks._identify_github(_identify.headers, payload, v_m);
-    WHEN 'linear'           THEN v_found := webhooks._identify_linear(_identify.headers, payload, v_m);
-    WHEN 'paddle'           THEN v_found := webhooks._identify_paddle(_identify.headers, payload, v_m);
-    WHEN 'shopify'          THEN v_found := webhooks._identify_shopify(_identify.headers, payload, v_m);
-    WHEN 'slack'            THEN v_found := webhooks._identify_slack(_identify.headers, payload, v_m);
-    WHEN 'square'           THEN v_found := webhooks._identify_square(_identify.headers, payload, v_m);
-    WHEN 'standardwebhooks' THEN v_found := webhooks._identify_standardwebhooks(_identify.headers, payload, v_m);
-    WHEN 'stripe'           THEN v_found := webhooks._identify_stripe(_identify.headers, payload, v_m);
-    WHEN 'sume'             THEN v_found := webhooks._identify_sume(_identify.headers, payload, v_m);
+    WHEN 'github'           THEN v_found := webhooks._identify_github(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'linear'           THEN v_found := webhooks._identify_linear(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'paddle'           THEN v_found := webhooks._identify_paddle(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'shopify'          THEN v_found := webhooks._identify_shopify(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'slack'            THEN v_found := webhooks._identify_slack(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'square'           THEN v_found := webhooks._identify_square(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'standardwebhooks' THEN v_found := webhooks._identify_standardwebhooks(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'stripe'           THEN v_found := webhooks._identify_stripe(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'sume'             THEN v_found := webhooks._identify_sume(_identify.headers, v_env.payload, v_env.members);
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
-    reason := v_found.reason;
-    external_id := v_found.external_id;
-    v_type := v_found.event_type;
-    IF reason IS NULL AND external_id IS NULL THEN
-        RETURN;  -- a handshake: payload set, no key, no type
-    END IF;
-
+    reason := coalesce(v_found.reason, CASE
+        WHEN v_found.external_id IS NULL THEN NULL  -- a handshake
+        WHEN v_found.event_type = '' THEN 'event type missing'
+        WHEN NOT webhooks._valid_text(v_found.event_type) THEN 'event type invalid' END);
     IF reason IS NULL THEN
-        IF v_type = '' THEN
-            reason := 'event type missing';
-        ELSIF NOT webhooks._valid_text(v_type) THEN
-            reason := 'event type invalid';
-        ELSE
-            event_type := v_type;
-        END IF;
-    END IF;
-
-    IF reason IS NOT NULL THEN
-        external_id := NULL;
-        event_type := NULL;
-        payload := NULL;
+        external_id := v_found.external_id;
+        event_type := v_found.event_type;  -- NULL in a handshake
+        payload := v_env.payload;
+        unsigned_key := v_found.unsigned_key;
     END IF;
 END;
-$_$;
+$$;
 
-COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
+COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload, unsigned_key) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
-CREATE FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_github.headers -> 'x-github-delivery' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1045,13 +991,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the github idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the github idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_linear.headers -> 'linear-delivery' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1067,13 +1014,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the linear idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the linear idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_paddle.members -> 'event_id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_paddle.members -> 'event_id' ->> 'k') THEN
@@ -1084,13 +1032,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_shopify.headers -> 'x-shopify-event-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1102,13 +1051,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     event_type := coalesce(nullif(_identify_slack.members -> 'type' ->> 's', ''), '');
     IF event_type = 'url_verification' THEN
         event_type := NULL;
@@ -1131,13 +1081,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the slack idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the slack idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_square.members -> 'event_id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_square.members -> 'event_id' ->> 'k') THEN
@@ -1148,13 +1099,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the square idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the square idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     external_id := coalesce(_identify_standardwebhooks.headers -> 'webhook-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1166,13 +1118,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_stripe.members -> 'id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_stripe.members -> 'id' ->> 'k') THEN
@@ -1183,9 +1136,9 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the stripe idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the stripe idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
@@ -1194,6 +1147,7 @@ DECLARE
     v_pick      text;
 BEGIN
     v_header_id := coalesce(_identify_sume.headers -> 'x-sume-event-id' ->> 0, '');
+    unsigned_key := false;
     v_pick := CASE
         WHEN coalesce(_identify_sume.members -> 'job_id' ->> 't', 'null') <> 'null' THEN 'job_id'
         WHEN coalesce(_identify_sume.members -> 'request_id' ->> 't', 'null') <> 'null' THEN 'request_id'
@@ -1203,6 +1157,7 @@ BEGIN
         external_id := _identify_sume.members -> v_pick ->> 'k';
     ELSIF v_header_id <> '' THEN
         external_id := v_header_id;
+        unsigned_key := true;
     ELSE
         reason := 'idempotency key missing';
     END IF;
@@ -1220,7 +1175,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the sume idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the sume idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
 CREATE FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -1330,20 +1285,15 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
-    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
-        -- _identify found a url_verification handshake: answered, not stored.
+    IF v_found.external_id IS NULL THEN
+        -- _identify found a handshake (slack's url_verification): answered, not stored.
         RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
         RETURN;
     END IF;
 
-    -- The key is a header the provider does not sign: the signed body decides.
-    -- (_identify keys sume on the header only when the body has no job_id,
-    -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify', 'linear')
-       OR (v_kinds[1] = 'sume'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'id'), 'null') = 'null') THEN
+    -- The key is a header the provider does not sign (the kind's
+    -- _identify_<kind> says so): the signed body decides.
+    IF v_found.unsigned_key THEN
         v_digest := pg_catalog.sha256(_ingest_signed_at.body);
     END IF;
 
@@ -2599,6 +2549,59 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._queue_alert() IS 'Trigger on webhooks.check_results: records in webhooks.alerts each check that starts to breach (firing) or clears (resolved), once per transition whatever the number of runners (state in webhooks.alert_state).';
+
+CREATE FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_text text;
+BEGIN
+    BEGIN
+        v_text := pg_catalog.convert_from(_read_envelope.body, 'UTF8');
+        payload := v_text::jsonb;
+        -- A container at level n of the tree (the root is level 0) is nested
+        -- n + 1 deep. Nesting needs two bytes a level, so short bodies skip the walk.
+        IF pg_catalog.octet_length(_read_envelope.body) >= 130
+           AND pg_catalog.jsonb_path_exists(payload,
+               'strict $.**{64} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
+            IF pg_catalog.octet_length(_read_envelope.body) >= 20002
+               AND pg_catalog.jsonb_path_exists(payload,
+                   'strict $.**{10000} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
+                reason := 'body not json';          -- beyond encoding/json's own limit
+            ELSE
+                reason := 'body nested too deep';
+            END IF;
+        ELSIF pg_catalog.jsonb_typeof(payload) <> 'object' THEN
+            reason := 'body not json';
+        END IF;
+    EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+        -- Invalid UTF-8, invalid JSON, \u0000, an unpaired surrogate, a number
+        -- numeric cannot hold, too deep for the stack. The error text would
+        -- quote the body: only the reason goes out.
+        reason := 'body not json';
+    END;
+    IF reason IS NOT NULL THEN
+        payload := NULL;
+        RETURN;
+    END IF;
+
+    SELECT pg_catalog.jsonb_object_agg(m.key, pg_catalog.jsonb_build_object(
+               't', pg_catalog.json_typeof(m.value),
+               'k', CASE
+                        WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}'
+                        WHEN pg_catalog.json_typeof(m.value) = 'number'
+                             AND m.value::text ~ '^-?[0-9]+$' THEN m.value::text
+                    END,
+               's', CASE WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}' END)
+           ORDER BY m.n)
+    INTO members
+    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n);
+    members := coalesce(members, '{}');
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) IS 'Private (_identify): a verified body as jsonb and its top-level members (name -> type, key text, string value), or only the reason it is refused: body not json, body nested too deep.';
 
 CREATE FUNCTION webhooks._reconcile_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -6556,25 +6559,25 @@ REVOKE ALL ON FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) FROM PUBLIC;
 
@@ -6627,6 +6630,8 @@ REVOKE ALL ON FUNCTION webhooks._payload_time(payload jsonb, keys text[]) FROM P
 REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._queue_alert() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
 
