@@ -192,18 +192,3 @@ func TestEveryKindIsComplete(t *testing.T) {
 		})
 	}
 }
-
-// TestSharedHelpersMatchKits: until the HTTP tests of tests/helpers_test.go
-// read the kits, their per-kind tables (signers, secretsFor) must hold every
-// kind, with the kit's secrets, or those tests silently leave a kind out.
-func TestSharedHelpersMatchKits(t *testing.T) {
-	t.Parallel()
-	for _, kit := range kits.All() {
-		if _, ok := signers[kit.Kind]; !ok {
-			t.Errorf("kind %s has no signer in tests/helpers_test.go", kit.Kind)
-		}
-		if got := secretsFor[kit.Kind]; got != kit.Secrets {
-			t.Errorf("kind %s: secretsFor holds %q, its kit %q", kit.Kind, got, kit.Secrets)
-		}
-	}
-}
