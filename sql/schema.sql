@@ -1100,106 +1100,52 @@ $$;
 
 COMMENT ON FUNCTION webhooks._http_headers(headers jsonb) IS 'Private: normalises a JSON object of HTTP header name to string (or array of strings) into {"lower-case name": [values]}, folding ASCII case only; raises 22023 on any other shape.';
 
-CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE
-    AS $_$
-#variable_conflict use_column
+    AS $$
 DECLARE
-    v_text      text;
-    -- The top-level members: name -> {"t": json type,
-    -- "k": value as a key (string, or integer digits), "s": string value}.
-    v_m         jsonb;
-    v_found     record;
-    v_type      text;
+    v_env record := webhooks._read_envelope(_identify.body);
+    v_found record;
 BEGIN
-    BEGIN
-        v_text := pg_catalog.convert_from(_identify.body, 'UTF8');
-        payload := v_text::jsonb;
-        -- A container at level n of the tree (the root is level 0) is nested
-        -- n + 1 deep. Nesting needs two bytes a level, so short bodies skip the walk.
-        IF pg_catalog.octet_length(_identify.body) >= 130
-           AND pg_catalog.jsonb_path_exists(payload,
-               'strict $.**{64} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
-            IF pg_catalog.octet_length(_identify.body) >= 20002
-               AND pg_catalog.jsonb_path_exists(payload,
-                   'strict $.**{10000} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
-                reason := 'body not json';          -- beyond encoding/json's own limit
-            ELSE
-                reason := 'body nested too deep';
-            END IF;
-        ELSIF pg_catalog.jsonb_typeof(payload) <> 'object' THEN
-            reason := 'body not json';
-        END IF;
-    EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-        -- Invalid UTF-8, invalid JSON, \u0000, an unpaired surrogate, a number
-        -- numeric cannot hold, too deep for the stack. The error text would
-        -- quote the body: only the reason goes out.
-        reason := 'body not json';
-    END;
-    IF reason IS NOT NULL THEN
-        payload := NULL;
+    IF v_env.reason IS NOT NULL THEN
+        reason := v_env.reason;
         RETURN;
     END IF;
-
-    SELECT pg_catalog.jsonb_object_agg(m.key, pg_catalog.jsonb_build_object(
-               't', pg_catalog.json_typeof(m.value),
-               'k', CASE
-                        WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}'
-                        WHEN pg_catalog.json_typeof(m.value) = 'number'
-                             AND m.value::text ~ '^-?[0-9]+$' THEN m.value::text
-                    END,
-               's', CASE WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}' END)
-           ORDER BY m.n)
-    INTO v_m
-    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n);
-    v_m := coalesce(v_m, '{}');
-
     CASE _identify.kind
-    WHEN 'github'           THEN v_found := webhooks._identify_github(_identify.headers, payload, v_m);
-    WHEN 'linear'           THEN v_found := webhooks._identify_linear(_identify.headers, payload, v_m);
-    WHEN 'paddle'           THEN v_found := webhooks._identify_paddle(_identify.headers, payload, v_m);
-    WHEN 'shopify'          THEN v_found := webhooks._identify_shopify(_identify.headers, payload, v_m);
-    WHEN 'slack'            THEN v_found := webhooks._identify_slack(_identify.headers, payload, v_m);
-    WHEN 'square'           THEN v_found := webhooks._identify_square(_identify.headers, payload, v_m);
-    WHEN 'standardwebhooks' THEN v_found := webhooks._identify_standardwebhooks(_identify.headers, payload, v_m);
-    WHEN 'stripe'           THEN v_found := webhooks._identify_stripe(_identify.headers, payload, v_m);
-    WHEN 'sume'             THEN v_found := webhooks._identify_sume(_identify.headers, payload, v_m);
+    WHEN 'github'           THEN v_found := webhooks._identify_github(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'linear'           THEN v_found := webhooks._identify_linear(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'paddle'           THEN v_found := webhooks._identify_paddle(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'shopify'          THEN v_found := webhooks._identify_shopify(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'slack'            THEN v_found := webhooks._identify_slack(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'square'           THEN v_found := webhooks._identify_square(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'standardwebhooks' THEN v_found := webhooks._identify_standardwebhooks(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'stripe'           THEN v_found := webhooks._identify_stripe(_identify.headers, v_env.payload, v_env.members);
+    WHEN 'sume'             THEN v_found := webhooks._identify_sume(_identify.headers, v_env.payload, v_env.members);
     ELSE
         RAISE EXCEPTION 'pginbox: unknown provider kind "%"', _identify.kind
             USING ERRCODE = 'invalid_parameter_value';
     END CASE;
-    reason := v_found.reason;
-    external_id := v_found.external_id;
-    v_type := v_found.event_type;
-    IF reason IS NULL AND external_id IS NULL THEN
-        RETURN;  -- a handshake: payload set, no key, no type
-    END IF;
-
+    reason := coalesce(v_found.reason, CASE
+        WHEN v_found.external_id IS NULL THEN NULL  -- a handshake
+        WHEN v_found.event_type = '' THEN 'event type missing'
+        WHEN NOT webhooks._valid_text(v_found.event_type) THEN 'event type invalid' END);
     IF reason IS NULL THEN
-        IF v_type = '' THEN
-            reason := 'event type missing';
-        ELSIF NOT webhooks._valid_text(v_type) THEN
-            reason := 'event type invalid';
-        ELSE
-            event_type := v_type;
-        END IF;
-    END IF;
-
-    IF reason IS NOT NULL THEN
-        external_id := NULL;
-        event_type := NULL;
-        payload := NULL;
+        external_id := v_found.external_id;
+        event_type := v_found.event_type;  -- NULL in a handshake
+        payload := v_env.payload;
+        unsigned_key := v_found.unsigned_key;
     END IF;
 END;
-$_$;
+$$;
 
-COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
+COMMENT ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) IS 'Private: the runner''s Provider.Identify in SQL. For a verified delivery returns (external_id, event_type, payload, unsigned_key) by the kind''s rules, or only reason: body not json, body nested too deep, idempotency key missing|invalid, event id mismatch, event type missing|invalid.';
 
-CREATE FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_github.headers -> 'x-github-delivery' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1214,13 +1160,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the github idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the github idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_linear.headers -> 'linear-delivery' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1236,13 +1183,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the linear idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the linear idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_paddle.members -> 'event_id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_paddle.members -> 'event_id' ->> 'k') THEN
@@ -1253,13 +1201,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_shopify.headers -> 'x-shopify-event-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1271,13 +1220,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     event_type := coalesce(nullif(_identify_slack.members -> 'type' ->> 's', ''), '');
     IF event_type = 'url_verification' THEN
         event_type := NULL;
@@ -1300,13 +1250,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the slack idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the slack idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_square.members -> 'event_id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_square.members -> 'event_id' ->> 'k') THEN
@@ -1317,13 +1268,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the square idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the square idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     external_id := coalesce(_identify_standardwebhooks.headers -> 'webhook-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -1335,13 +1287,14 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_stripe.members -> 'id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_stripe.members -> 'id' ->> 'k') THEN
@@ -1352,9 +1305,9 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the stripe idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the stripe idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
-CREATE FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) RETURNS record
+CREATE FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     AS $$
 #variable_conflict use_column
@@ -1363,6 +1316,7 @@ DECLARE
     v_pick      text;
 BEGIN
     v_header_id := coalesce(_identify_sume.headers -> 'x-sume-event-id' ->> 0, '');
+    unsigned_key := false;
     v_pick := CASE
         WHEN coalesce(_identify_sume.members -> 'job_id' ->> 't', 'null') <> 'null' THEN 'job_id'
         WHEN coalesce(_identify_sume.members -> 'request_id' ->> 't', 'null') <> 'null' THEN 'request_id'
@@ -1372,6 +1326,7 @@ BEGIN
         external_id := _identify_sume.members -> v_pick ->> 'k';
     ELSIF v_header_id <> '' THEN
         external_id := v_header_id;
+        unsigned_key := true;
     ELSE
         reason := 'idempotency key missing';
     END IF;
@@ -1389,7 +1344,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) IS 'Private (_identify): the sume idempotency key and event type of a verified JSON object body, or the reason its key is refused.';
+COMMENT ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) IS 'Private (_identify): the sume idempotency key and event type of a verified JSON object body, or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 
 CREATE FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -1499,20 +1454,15 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
-    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
-        -- _identify found a url_verification handshake: answered, not stored.
+    IF v_found.external_id IS NULL THEN
+        -- _identify found a handshake (slack's url_verification): answered, not stored.
         RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
         RETURN;
     END IF;
 
-    -- The key is a header the provider does not sign: the signed body decides.
-    -- (_identify keys sume on the header only when the body has no job_id,
-    -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify', 'linear')
-       OR (v_kinds[1] = 'sume'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'id'), 'null') = 'null') THEN
+    -- The key is a header the provider does not sign (the kind's
+    -- _identify_<kind> says so): the signed body decides.
+    IF v_found.unsigned_key THEN
         v_digest := pg_catalog.sha256(_ingest_signed_at.body);
     END IF;
 
@@ -2886,6 +2836,59 @@ $$;
 
 COMMENT ON FUNCTION webhooks._queue_alert() IS 'Trigger on webhooks.check_results: records in webhooks.alerts each check that starts to breach (firing) or clears (resolved), once per transition whatever the number of runners (state in webhooks.alert_state).';
 
+CREATE FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_text text;
+BEGIN
+    BEGIN
+        v_text := pg_catalog.convert_from(_read_envelope.body, 'UTF8');
+        payload := v_text::jsonb;
+        -- A container at level n of the tree (the root is level 0) is nested
+        -- n + 1 deep. Nesting needs two bytes a level, so short bodies skip the walk.
+        IF pg_catalog.octet_length(_read_envelope.body) >= 130
+           AND pg_catalog.jsonb_path_exists(payload,
+               'strict $.**{64} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
+            IF pg_catalog.octet_length(_read_envelope.body) >= 20002
+               AND pg_catalog.jsonb_path_exists(payload,
+                   'strict $.**{10000} ? (@.type() == "object" || @.type() == "array")'::jsonpath) THEN
+                reason := 'body not json';          -- beyond encoding/json's own limit
+            ELSE
+                reason := 'body nested too deep';
+            END IF;
+        ELSIF pg_catalog.jsonb_typeof(payload) <> 'object' THEN
+            reason := 'body not json';
+        END IF;
+    EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+        -- Invalid UTF-8, invalid JSON, \u0000, an unpaired surrogate, a number
+        -- numeric cannot hold, too deep for the stack. The error text would
+        -- quote the body: only the reason goes out.
+        reason := 'body not json';
+    END;
+    IF reason IS NOT NULL THEN
+        payload := NULL;
+        RETURN;
+    END IF;
+
+    SELECT pg_catalog.jsonb_object_agg(m.key, pg_catalog.jsonb_build_object(
+               't', pg_catalog.json_typeof(m.value),
+               'k', CASE
+                        WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}'
+                        WHEN pg_catalog.json_typeof(m.value) = 'number'
+                             AND m.value::text ~ '^-?[0-9]+$' THEN m.value::text
+                    END,
+               's', CASE WHEN pg_catalog.json_typeof(m.value) = 'string' THEN m.value #>> '{}' END)
+           ORDER BY m.n)
+    INTO members
+    FROM pg_catalog.json_each(v_text::json) WITH ORDINALITY AS m(key, value, n);
+    members := coalesce(members, '{}');
+END;
+$_$;
+
+COMMENT ON FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) IS 'Private (_identify): a verified body as jsonb and its top-level members (name -> type, key text, string value), or only the reason it is refused: body not json, body nested too deep.';
+
 CREATE FUNCTION webhooks._reconcile_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -3094,7 +3097,7 @@ CREATE FUNCTION webhooks._signature_bounds(kind text, headers jsonb) RETURNS tex
     AS $_$
 DECLARE
     -- The whitespace _verify_signature splits on (Go's unicode.IsSpace).
-    c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_ws        CONSTANT text := webhooks._space_class();
     c_max_bytes CONSTANT integer := 4096;
     c_max_sigs  CONSTANT integer := 8;
     c_max_v1a   CONSTANT integer := 2;
@@ -3154,6 +3157,14 @@ $_$;
 
 COMMENT ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) IS 'Private (ingest_signed): NULL when the kind''s signature header of the normalised headers is within bounds, else the reason: signature header too large (over 4096 bytes), too many signatures (over 8) or too many asymmetric signatures (standardwebhooks: over 2 v1a entries). Checked before any HMAC or Ed25519 verification, so one unauthenticated delivery cannot make verification do unbounded work.';
 
+CREATE FUNCTION webhooks._space_class() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'::text
+$$;
+
+COMMENT ON FUNCTION webhooks._space_class() IS 'Private: Go''s unicode.IsSpace as the inside of a regular-expression bracket expression, the white space the verifiers and _valid_text trim and split on, as the runner does (strings.TrimSpace, strings.Fields).';
+
 CREATE FUNCTION webhooks._url_origin(url text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3205,7 +3216,7 @@ CREATE FUNCTION webhooks._valid_text(s text) RETURNS boolean
        AND pg_catalog.octet_length(_valid_text.s) <= 255
        AND _valid_text.s OPERATOR(pg_catalog.!~) E'[\\u0001-\\u001f\\u007f-\\u009f]'
        AND _valid_text.s OPERATOR(pg_catalog.!~)
-           E'^[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$';
+           ('^[' OPERATOR(pg_catalog.||) webhooks._space_class() OPERATOR(pg_catalog.||) ']*$');
 $_$;
 
 COMMENT ON FUNCTION webhooks._valid_text(s text) IS 'Private: the runner''s validText: s is not NULL, not blank (Unicode white space), at most 255 bytes and free of control characters; usable as an idempotency key or event type.';
@@ -3215,8 +3226,8 @@ CREATE FUNCTION webhooks._verify_github(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
 BEGIN
@@ -3240,8 +3251,8 @@ CREATE FUNCTION webhooks._verify_linear(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
     v_reason text;
@@ -3302,8 +3313,8 @@ CREATE FUNCTION webhooks._verify_paddle(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header  text;
     v_entry   text;
@@ -3351,8 +3362,8 @@ CREATE FUNCTION webhooks._verify_shopify(secrets text[], headers jsonb, body byt
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_header text;
     v_sig    bytea;
 BEGIN
@@ -3399,8 +3410,8 @@ CREATE FUNCTION webhooks._verify_slack(secrets text[], headers jsonb, body bytea
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header text;
     v_ts_raw text;
@@ -3427,8 +3438,8 @@ CREATE FUNCTION webhooks._verify_square(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_header text;
     v_sig    bytea;
 BEGIN
@@ -3457,8 +3468,8 @@ CREATE FUNCTION webhooks._verify_standardwebhooks(secrets text[], headers jsonb,
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     v_entry   text;
     v_entries integer := 0;
     v_pos     integer;
@@ -3531,8 +3542,8 @@ CREATE FUNCTION webhooks._verify_stripe(secrets text[], headers jsonb, body byte
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header  text;
     v_entry   text;
@@ -3580,8 +3591,8 @@ CREATE FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body bytea,
     AS $_$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_entry   text;
     v_entries integer := 0;
@@ -8112,25 +8123,25 @@ REVOKE ALL ON FUNCTION webhooks._hmac_sha256(key bytea, msg bytea) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._http_headers(headers jsonb) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify(kind text, headers jsonb, body bytea, OUT external_id text, OUT event_type text, OUT payload jsonb, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_github(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_linear(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_paddle(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_shopify(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_slack(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_square(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_standardwebhooks(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_stripe(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
-REVOKE ALL ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION webhooks._identify_sume(headers jsonb, payload jsonb, members jsonb, OUT external_id text, OUT event_type text, OUT reason text, OUT unsigned_key boolean) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._ingest_batch_problem(p_provider text, p_external_id text, p_event_type text, p_payload jsonb, p_source text, p_body_sha256 bytea) FROM PUBLIC;
 
@@ -8184,6 +8195,8 @@ REVOKE ALL ON FUNCTION webhooks._providers() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._queue_alert() FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._read_envelope(body bytea, OUT payload jsonb, OUT members jsonb, OUT reason text) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._reconcile_lock_key() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) FROM PUBLIC;
@@ -8197,6 +8210,8 @@ REVOKE ALL ON FUNCTION webhooks._require_text(p_name text, p_value text, p_max_b
 REVOKE ALL ON FUNCTION webhooks._sequence_gaps(provider text, from_seq bigint, to_seq bigint) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._signature_bounds(kind text, headers jsonb) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._space_class() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._url_origin(url text) FROM PUBLIC;
 

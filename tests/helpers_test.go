@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +33,9 @@ import (
 	"github.com/pginbox/pginbox"
 	"github.com/pginbox/pginbox/internal/localpg"
 	"github.com/pginbox/pginbox/internal/pgtest"
+	"github.com/pginbox/pginbox/internal/provider/providertest"
+	"github.com/pginbox/pginbox/internal/provider/providertest/kits"
+	"github.com/pginbox/pginbox/internal/provider/square/squaretest"
 	"github.com/pginbox/pginbox/internal/testsign"
 	"github.com/pginbox/pginbox/runner"
 	"github.com/pginbox/pginbox/runner/verify"
@@ -701,81 +703,28 @@ func post(t *testing.T, client *http.Client, url string, h http.Header, body []b
 // signSume builds Sume's headers from its published recipe.
 var signSume = testsign.Sume
 
-// signer signs body with secret at a time for one provider kind and key.
-type signer func(secret, body, key string, at time.Time) http.Header
-
-// signers sign a delivery of each kind, with the headers carrying its key and
-// event type.
-var signers = map[string]signer{
-	"sume":   func(secret, body, _ string, at time.Time) http.Header { return testsign.Sume(secret, body, at) },
-	"stripe": func(secret, body, _ string, at time.Time) http.Header { return testsign.Stripe(secret, body, at) },
-	"github": func(secret, body, key string, _ time.Time) http.Header {
-		h := testsign.GitHub(secret, body)
-		h.Set("X-Github-Delivery", key)
-		h.Set("X-Github-Event", "issues")
-		return h
-	},
-	"standardwebhooks": func(secret, body, key string, at time.Time) http.Header {
-		return testsign.StandardWebhooks(secret, key, body, at)
-	},
-	"shopify": func(secret, body, key string, _ time.Time) http.Header {
-		h := testsign.Shopify(secret, body)
-		h.Set("X-Shopify-Event-Id", key)
-		h.Set("X-Shopify-Topic", "orders/create")
-		return h
-	},
-	"paddle": func(secret, body, _ string, at time.Time) http.Header { return testsign.Paddle(secret, body, at) },
-	"slack":  func(secret, body, _ string, at time.Time) http.Header { return testsign.Slack(secret, body, at) },
-	"linear": func(secret, body, key string, _ time.Time) http.Header {
-		return testsign.Linear(secret, key, body)
-	},
-	"square": func(secret, body, _ string, _ time.Time) http.Header { return testsign.Square(secret, squareURL, body) },
+// kitOf returns the test kit of a provider kind
+// (internal/provider/<kind>/<kind>test): its two secrets, its sample body
+// for a key and its signer, which the HTTP tests use for every kind instead
+// of a table of their own. It panics for a kind without a kit (the list of
+// kinds gives each one: TestEveryKindIsComplete).
+func kitOf(kind string) providertest.Kit {
+	k, ok := kits.For(kind)
+	if !ok {
+		panic("tests: provider kind " + kind + " has no test kit")
+	}
+	return k
 }
 
 // squareURL is the notification URL startServer gives every provider of
-// kind square (the URL registered at Square, which it signs): not the
-// test server's own address, as behind a proxy.
-const squareURL = "https://hooks.example.com/webhooks/square"
+// kind square: the one square's kit signs (the URL registered at Square),
+// not the test server's own address, as behind a proxy.
+const squareURL = squaretest.URL
 
-// sampleBody is a delivery of each kind whose idempotency key is key.
+// sampleBody is the kit's sample delivery of kind whose idempotency key is
+// key (in the body, or in a header the kit's signer sets).
 func sampleBody(kind, key string) string {
-	switch kind {
-	case "sume":
-		return fmt.Sprintf(`{"job_id": %q, "event": "job.completed", "status": "COMPLETED"}`, key)
-	case "stripe":
-		return fmt.Sprintf(`{"id": %q, "type": "invoice.paid", "object": "event"}`, key)
-	case "github":
-		// Real deliveries differ in their bodies; an identical body under a
-		// fresh key is a replay (a duplicate) for kinds with unsigned keys.
-		return fmt.Sprintf(`{"action": "opened", "issue": {"number": 1, "title": %q}}`, key)
-	case "standardwebhooks":
-		return `{"type": "user.created", "data": {"id": 1}}`
-	case "paddle":
-		return fmt.Sprintf(`{"event_id": %q, "event_type": "transaction.completed", "occurred_at": "2026-12-02T01:00:00.000000Z", "data": {"id": "txn_1", "customer_id": "ctm_1"}}`, key)
-	case "slack":
-		return fmt.Sprintf(`{"type": "event_callback", "event_id": %q, "event": {"type": "app_mention", "text": "hi"}}`, key)
-	case "linear":
-		// Linear's key is an unsigned header: the body differs per key, and
-		// carries its signed webhookTimestamp.
-		return fmt.Sprintf(`{"action": "create", "type": "Issue", "data": {"title": %q}, "webhookTimestamp": %d}`, key, time.Now().UnixMilli())
-	case "square":
-		return fmt.Sprintf(`{"type": "payment.updated", "event_id": %q, "data": {"type": "payment"}}`, key)
-	default:
-		return fmt.Sprintf(`{"id": 1, "total": "10.00", "note": %q}`, key)
-	}
-}
-
-// secretsFor are two valid secrets per kind (rotation).
-var secretsFor = map[string][2]string{
-	"sume":             {"sume-secret-old-0123", "sume-secret-new-0123"},
-	"stripe":           {"whsec_stripe_old_0123", "whsec_stripe_new_0123"},
-	"github":           {"gh-secret-old-0123", "gh-secret-new-0123"},
-	"standardwebhooks": {"whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-old-key")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-new-key"))},
-	"shopify":          {"shpss_secret_old_0123", "shpss_secret_new_0123"},
-	"paddle":           {"pdl_ntfset_01old_secret_0123", "pdl_ntfset_01new_secret_0123"},
-	"slack":            {"slack-signing-old-0123", "slack-signing-new-0123"},
-	"linear":           {"lin_wh_secret_old_0123", "lin_wh_secret_new_0123"},
-	"square":           {"sq-signature-key-old-0123", "sq-signature-key-new-0123"},
+	return kitOf(kind).Body(key)
 }
 
 var (

@@ -24,8 +24,8 @@ type blockedDelivery struct {
 // sendSigned posts body to provider (a stripe or github kind) signed with
 // its first test secret, and records the answer and how long it took.
 func sendSigned(client *http.Client, base string, d *blockedDelivery, body string) {
-	kind := d.provider
-	h := signers[kind](secretsFor[kind][0], body, d.key, time.Now())
+	kit := kitOf(d.provider)
+	h := kit.Sign(kit.Secrets[0], body, d.key, time.Now())
 	h.Set("Content-Type", "application/json")
 	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/"+d.provider, strings.NewReader(body))
 	if err != nil {
@@ -102,7 +102,7 @@ func TestOrderingIngestBlockedSequence(t *testing.T) {
 	}
 	srv := startServer(t, conf.URL(), runner.Config{Handler: sqlHandler, Workers: 4, BatchSize: 10,
 		PollInterval: 100 * time.Millisecond, ReconcileEvery: time.Second},
-		map[string][2]string{"stripe": {"stripe", secretsFor["stripe"][0]}, "github": {"github", secretsFor["github"][0]}})
+		map[string][2]string{"stripe": {"stripe", kitOf("stripe").Secrets[0]}, "github": {"github", kitOf("github").Secrets[0]}})
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	var (

@@ -36,7 +36,7 @@ func TestServeWarnsOrderingUnservedProvider(t *testing.T) {
 			p := startRunner(t, map[string]string{
 				"DATABASE_URL":            conf.URL(),
 				"PGINBOX_PROVIDERS":       "payments=stripe",
-				"PGINBOX_SECRET_PAYMENTS": secretsFor["stripe"][0],
+				"PGINBOX_SECRET_PAYMENTS": kitOf("stripe").Secrets[0],
 			})
 			waitFor(t, 10*time.Second, "the serving line", func() bool { return strings.Contains(p.Logs(), `"msg":"pginbox serving"`) })
 			var warned []string

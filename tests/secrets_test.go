@@ -40,7 +40,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		fmt.Fprintf(&said, "--- %d %v\n", status, out)
 	}
 	ghBody := sampleBody("github", "")
-	status, _ := post(t, client, p.Base+"/webhooks/gh", signers["github"]("nope", ghBody, "d-1", time.Now()), []byte(ghBody))
+	status, _ := post(t, client, p.Base+"/webhooks/gh", kitOf("github").Sign("nope", ghBody, "d-1", time.Now()), []byte(ghBody))
 	if status != 401 {
 		t.Fatalf("forged github delivery: %d", status)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,28 +33,13 @@ func jsonHeaders(h map[string]string) string {
 }
 
 // signedHeaders returns ingest_signed's headers argument signing body for a
-// provider of kind (package testsign), with key as the header-carried
-// idempotency key where the kind has one.
+// provider of kind with its kit's signer, with key as the header-carried
+// idempotency key where the kind has one; for sume (whose kit keys by the
+// body) a non-empty key goes into X-Sume-Event-Id.
 func signedHeaders(kind, secret, key, body string, at time.Time) string {
-	var h http.Header
-	switch kind {
-	case "github":
-		h = testsign.GitHub(secret, body)
-		h.Set("X-GitHub-Delivery", key)
-		h.Set("X-GitHub-Event", "push")
-	case "shopify":
-		h = testsign.Shopify(secret, body)
-		h.Set("X-Shopify-Event-Id", key)
-		h.Set("X-Shopify-Topic", "orders/create")
-	case "linear":
-		h = testsign.Linear(secret, key, body)
-	case "stripe":
-		h = testsign.Stripe(secret, body, at)
-	default: // sume
-		h = testsign.Sume(secret, body, at)
-		if key != "" {
-			h.Set("X-Sume-Event-Id", key)
-		}
+	h := kitOf(kind).Sign(secret, body, key, at)
+	if kind == "sume" && key != "" {
+		h.Set("X-Sume-Event-Id", key)
 	}
 	return testsign.JSON(h)
 }

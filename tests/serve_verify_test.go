@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pginbox/pginbox/internal/provider/providertest/kits"
 	"github.com/pginbox/pginbox/runner"
 )
 
@@ -21,8 +22,8 @@ func TestServeVerification(t *testing.T) {
 	conf := NewConfig(t)
 	pool := PoolFor(t, conf.URL(), 4)
 	providers := map[string][2]string{}
-	for kind, s := range secretsFor {
-		providers[kind] = [2]string{kind, s[0] + "," + s[1]}
+	for _, kit := range kits.All() {
+		providers[kit.Kind] = [2]string{kit.Kind, kit.Secrets[0] + "," + kit.Secrets[1]}
 	}
 	srv := startServer(t, conf.URL(), runner.Config{}, providers)
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -36,13 +37,14 @@ func TestServeVerification(t *testing.T) {
 		wantReason string
 	}
 	var cases []tc
-	for kind := range secretsFor {
+	for _, kit := range kits.All() {
+		kind := kit.Kind
 		// Linear's timestamp is in the body: TestServeSlackLinearSquare tests it.
 		timed := kind == "sume" || kind == "stripe" || kind == "standardwebhooks" || kind == "slack" || kind == "paddle"
 		cases = append(cases,
 			tc{name: "valid", kind: kind, wantStatus: 200},
 			tc{name: "second of two secrets", kind: kind, wantStatus: 200,
-				mutate: func(k string, _ http.Header, _ *string, s *string, _ *time.Time) { *s = secretsFor[k][1] }},
+				mutate: func(k string, _ http.Header, _ *string, s *string, _ *time.Time) { *s = kitOf(k).Secrets[1] }},
 			tc{name: "wrong secret", kind: kind, wantStatus: 401, wantReason: "signature mismatch",
 				mutate: func(_ string, _ http.Header, _ *string, s *string, _ *time.Time) { *s = "not-the-secret" }},
 			tc{name: "tampered body", kind: kind, wantStatus: 401, wantReason: "signature mismatch"},
@@ -60,13 +62,14 @@ func TestServeVerification(t *testing.T) {
 	}
 	for i, c := range cases {
 		key := "evt_" + c.kind + "_" + strings.ReplaceAll(c.name, " ", "_")
-		secret := secretsFor[c.kind][0]
+		kit := kitOf(c.kind)
+		secret := kit.Secrets[0]
 		at := now
-		body := sampleBody(c.kind, key)
+		body := kit.Body(key)
 		if c.mutate != nil {
 			c.mutate(c.kind, nil, &body, &secret, &at)
 		}
-		h := signers[c.kind](secret, body, key, at)
+		h := kit.Sign(secret, body, key, at)
 		switch c.name {
 		case "tampered body":
 			body = strings.Replace(body, "{", `{"extra": 1, `, 1)
@@ -100,10 +103,7 @@ func TestServeVerification(t *testing.T) {
 			t.Errorf("%s/%s: a rejected delivery wrote %d rows", c.kind, c.name, rows)
 		}
 	}
-	valid := int64(0)
-	for range secretsFor {
-		valid += 2
-	}
+	valid := int64(2 * len(kits.All()))
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.events`); n != valid {
 		t.Fatalf("rows %d, want exactly the %d valid deliveries", n, valid)
 	}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -8,13 +9,20 @@ import (
 	"unicode"
 )
 
-// TestSQLSpaceIsGoSpace checks every copy of the white-space class in
-// sql/src (the c_ws constants of the _verify_<kind> functions and of
-// _signature_bounds, and _valid_text's blank test) against Go's
+// spaceClassFile holds the one copy of the white-space class under sql/src,
+// webhooks._space_class, which the verifiers, _signature_bounds and
+// _valid_text read.
+const spaceClassFile = "sql/src/verify/_space_class.sql"
+
+// TestSQLSpaceIsGoSpace checks the white-space class of the SQL against Go's
 // unicode.IsSpace, which the runner's strings.TrimSpace and strings.Fields
 // use: a class missing a space (or holding one more) would make SQL and Go
-// split or trim a header differently. Each copy is the same text, and that
-// text is exactly the set unicode.IsSpace accepts.
+// split or trim a header differently. The class is written once, in
+// webhooks._space_class: the test fails when another file under sql/src
+// spells it (or its less common code points) again, when that one copy is
+// not exactly the set unicode.IsSpace accepts, and when the function of a
+// migrated database, read by Postgres's own regular expressions over every
+// code point, matches another set.
 func TestSQLSpaceIsGoSpace(t *testing.T) {
 	t.Parallel()
 	var want []rune
@@ -26,8 +34,16 @@ func TestSQLSpaceIsGoSpace(t *testing.T) {
 	// The class as written in an E'' string: \\t ... \\u3000, ending at the
 	// first character that cannot be part of it.
 	classRe := regexp.MustCompile(`\\\\t\\\\n[^'\]]*`)
+	// Code points of the class no other text has a reason to name.
+	copyRe := regexp.MustCompile(`(?i)\\\\u(0085|00a0|1680|2028|3000)`)
 	copies := 0
 	for _, s := range loadSQLSources(t).Sources {
+		if s.Path != spaceClassFile {
+			if m := copyRe.FindString(s.Text); m != "" {
+				t.Errorf("%s spells the white-space class (%s): use webhooks._space_class() instead", s.Path, m)
+			}
+			continue
+		}
 		for _, class := range classRe.FindAllString(s.Text, -1) {
 			copies++
 			got, err := parseRegexClass(strings.ReplaceAll(class, `\\`, `\`))
@@ -40,9 +56,21 @@ func TestSQLSpaceIsGoSpace(t *testing.T) {
 			}
 		}
 	}
-	// _valid_text, _signature_bounds and one per _verify_<kind>.
-	if copies < 3 {
-		t.Fatalf("found %d copies of the white-space class under sql/src: the pattern no longer finds them", copies)
+	if copies != 1 {
+		t.Fatalf("found %d copies of the white-space class in %s, want 1: the pattern no longer finds it", copies, spaceClassFile)
+	}
+
+	// What Postgres makes of it: every code point but U+0000 and the
+	// surrogates (which chr() refuses), against the migrated function.
+	pool := NewPool(t, 1)
+	var got []int32
+	if err := pool.QueryRow(context.Background(), `
+		SELECT array_agg(i ORDER BY i) FROM generate_series(1, 1114111) AS i
+		WHERE (i < 55296 OR i > 57343) AND chr(i) ~ ('^[' || webhooks._space_class() || ']$')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("webhooks._space_class() matches %q in Postgres, Go's unicode.IsSpace %q", string(got), string(want))
 	}
 }
 

@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: the X-GitHub-Delivery header; X-GitHub-Event, plus "." and the
 -- body's action when it has one.
 CREATE OR REPLACE FUNCTION webhooks._identify_github(
@@ -13,7 +15,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_github(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -22,6 +25,7 @@ PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_github.headers -> 'x-github-delivery' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -39,5 +43,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_github(jsonb, jsonb, jsonb) IS
   'Private (_identify): the github idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_github(jsonb, jsonb, jsonb) FROM PUBLIC;

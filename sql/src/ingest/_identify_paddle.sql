@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: the body's event_id; event_type.
 CREATE OR REPLACE FUNCTION webhooks._identify_paddle(
     headers jsonb,
@@ -12,7 +14,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_paddle(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -21,6 +24,7 @@ PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     IF coalesce(_identify_paddle.members -> 'event_id' ->> 't', 'null') = 'null' THEN
         reason := 'idempotency key missing';
     ELSIF NOT webhooks._valid_text(_identify_paddle.members -> 'event_id' ->> 'k') THEN
@@ -34,5 +38,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_paddle(jsonb, jsonb, jsonb) IS
   'Private (_identify): the paddle idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_paddle(jsonb, jsonb, jsonb) FROM PUBLIC;

@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: the X-Shopify-Event-Id header; X-Shopify-Topic.
 CREATE OR REPLACE FUNCTION webhooks._identify_shopify(
     headers jsonb,
@@ -12,7 +14,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_shopify(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -21,6 +24,7 @@ PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := true;
     external_id := coalesce(_identify_shopify.headers -> 'x-shopify-event-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -35,5 +39,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_shopify(jsonb, jsonb, jsonb) IS
   'Private (_identify): the shopify idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_shopify(jsonb, jsonb, jsonb) FROM PUBLIC;

@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: the body's event_id; event.type (a string) of an event_callback, else
 -- type. A url_verification with a non-empty string challenge is a handshake:
 -- no key, no type, no reason (ingest_signed answers it and stores nothing);
@@ -15,7 +17,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_slack(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -24,6 +27,7 @@ PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     event_type := coalesce(nullif(_identify_slack.members -> 'type' ->> 's', ''), '');
     IF event_type = 'url_verification' THEN
         event_type := NULL;
@@ -49,5 +53,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_slack(jsonb, jsonb, jsonb) IS
   'Private (_identify): the slack idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_slack(jsonb, jsonb, jsonb) FROM PUBLIC;

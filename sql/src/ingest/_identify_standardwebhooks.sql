@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: the webhook-id header; the body's type.
 CREATE OR REPLACE FUNCTION webhooks._identify_standardwebhooks(
     headers jsonb,
@@ -12,7 +14,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_standardwebhooks(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -21,6 +24,7 @@ PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 BEGIN
+    unsigned_key := false;
     external_id := coalesce(_identify_standardwebhooks.headers -> 'webhook-id' ->> 0, '');
     -- A header sent empty counts as missing.
     IF external_id = '' THEN
@@ -35,5 +39,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_standardwebhooks(jsonb, jsonb, jsonb) IS
   'Private (_identify): the standardwebhooks idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_standardwebhooks(jsonb, jsonb, jsonb) FROM PUBLIC;

@@ -5,6 +5,8 @@
 -- is refused (idempotency key missing | invalid | event id mismatch).
 -- members holds the body's top-level members, name -> {"t": json type, "k":
 -- value as a key (a string, or an integer's digits as sent), "s": string value}.
+-- unsigned_key: the key is a header the signature does not cover, so
+-- ingest_signed stores the body's digest with it.
 -- Key and type: first present and not null of the body's job_id, request_id, id; else the
 -- X-Sume-Event-Id header. When the body has an id and the header is sent they
 -- must be equal (the header is not signed). Type: event, else type (non-empty
@@ -15,7 +17,8 @@ CREATE OR REPLACE FUNCTION webhooks._identify_sume(
     members jsonb,
     OUT external_id text,
     OUT event_type  text,
-    OUT reason      text
+    OUT reason      text,
+    OUT unsigned_key boolean
 )
 RETURNS record
 LANGUAGE plpgsql
@@ -28,6 +31,7 @@ DECLARE
     v_pick      text;
 BEGIN
     v_header_id := coalesce(_identify_sume.headers -> 'x-sume-event-id' ->> 0, '');
+    unsigned_key := false;
     v_pick := CASE
         WHEN coalesce(_identify_sume.members -> 'job_id' ->> 't', 'null') <> 'null' THEN 'job_id'
         WHEN coalesce(_identify_sume.members -> 'request_id' ->> 't', 'null') <> 'null' THEN 'request_id'
@@ -37,6 +41,7 @@ BEGIN
         external_id := _identify_sume.members -> v_pick ->> 'k';
     ELSIF v_header_id <> '' THEN
         external_id := v_header_id;
+        unsigned_key := true;
     ELSE
         reason := 'idempotency key missing';
     END IF;
@@ -57,5 +62,5 @@ $$;
 
 COMMENT ON FUNCTION webhooks._identify_sume(jsonb, jsonb, jsonb) IS
   'Private (_identify): the sume idempotency key and event type of a verified JSON object body, '
-  'or the reason its key is refused.';
+  'or the reason its key is refused; unsigned_key: the key is a header the signature does not cover.';
 REVOKE EXECUTE ON FUNCTION webhooks._identify_sume(jsonb, jsonb, jsonb) FROM PUBLIC;

@@ -41,10 +41,10 @@
 -- nothing and returns one row (NULL, 'challenge'): the caller answers 200
 -- {"challenge": <the body's challenge>}.
 --
--- Keys from unsigned headers (github, shopify, linear, and sume when keyed by
--- X-Sume-Event-Id) are stored with the SHA-256 of the raw body
--- (ingest_webhook's body_sha256): a signed body already stored under another
--- key is a duplicate of that event, and a known key is never updated.
+-- A key from a header the signature does not cover (_identify's unsigned_key,
+-- which each kind's _identify_<kind> sets) is stored with the SHA-256 of the
+-- raw body (ingest_webhook's body_sha256): a signed body already stored under
+-- another key is a duplicate of that event, and a known key is never updated.
 --
 -- HMAC-SHA256 is webhooks._hmac_sha256 on the built-in sha256(), and Ed25519
 -- (the v1a signatures of standardwebhooks) webhooks._ed25519_verify on
@@ -138,20 +138,15 @@ BEGIN
                   DETAIL = pg_catalog.format('provider %s (kind %s); the runner answers 400', _ingest_signed_at.provider, v_kinds[1]);
     END IF;
 
-    IF v_kinds[1] = 'slack' AND v_found.external_id IS NULL THEN
-        -- _identify found a url_verification handshake: answered, not stored.
+    IF v_found.external_id IS NULL THEN
+        -- _identify found a handshake (slack's url_verification): answered, not stored.
         RETURN QUERY SELECT NULL::bigint, 'challenge'::text;
         RETURN;
     END IF;
 
-    -- The key is a header the provider does not sign: the signed body decides.
-    -- (_identify keys sume on the header only when the body has no job_id,
-    -- request_id or id.)
-    IF v_kinds[1] IN ('github', 'shopify', 'linear')
-       OR (v_kinds[1] = 'sume'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'job_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'request_id'), 'null') = 'null'
-           AND coalesce(pg_catalog.jsonb_typeof(v_found.payload -> 'id'), 'null') = 'null') THEN
+    -- The key is a header the provider does not sign (the kind's
+    -- _identify_<kind> says so): the signed body decides.
+    IF v_found.unsigned_key THEN
         v_digest := pg_catalog.sha256(_ingest_signed_at.body);
     END IF;
 

@@ -1,7 +1,8 @@
 -- +goose StatementBegin
 -- webhooks._valid_text is the runner's validText: whether s can be stored as
--- an idempotency key or event type. Not blank (Go's strings.TrimSpace: Unicode
--- White_Space, U+0085 and U+00A0 included), at most 255 bytes, and no control
+-- an idempotency key or event type. Not blank (white space only, as Go's
+-- strings.TrimSpace trims it: webhooks._space_class, U+0085 and U+00A0
+-- included), at most 255 bytes, and no control
 -- character (Go's unicode.IsControl: U+0000-U+001F and U+007F-U+009F).
 CREATE OR REPLACE FUNCTION webhooks._valid_text(s text)
 RETURNS boolean
@@ -13,7 +14,7 @@ AS $$
        AND pg_catalog.octet_length(_valid_text.s) <= 255
        AND _valid_text.s OPERATOR(pg_catalog.!~) E'[\\u0001-\\u001f\\u007f-\\u009f]'
        AND _valid_text.s OPERATOR(pg_catalog.!~)
-           E'^[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$';
+           ('^[' OPERATOR(pg_catalog.||) webhooks._space_class() OPERATOR(pg_catalog.||) ']*$');
 $$;
 -- +goose StatementEnd
 

@@ -30,7 +30,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     -- The whitespace _verify_signature splits on (Go's unicode.IsSpace).
-    c_ws        CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    c_ws        CONSTANT text := webhooks._space_class();
     c_max_bytes CONSTANT integer := 4096;
     c_max_sigs  CONSTANT integer := 8;
     c_max_v1a   CONSTANT integer := 2;

@@ -22,8 +22,8 @@ PARALLEL SAFE
 AS $$
 DECLARE
     -- Go's unicode.IsSpace as the inside of a bracket expression (what
-    -- strings.TrimSpace and Fields split on); TestSQLSpaceIsGoSpace checks it.
-    c_ws     CONSTANT text := E'\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+    -- strings.TrimSpace and Fields split on).
+    c_ws     CONSTANT text := webhooks._space_class();
     c_hex64  CONSTANT text := '^[0-9A-Fa-f]{64}$';
     v_header  text;
     v_entry   text;
