@@ -4019,6 +4019,7 @@ BEGIN
         FROM pg_catalog.pg_class AS c
         LEFT JOIN (VALUES
             ('events', ARRAY['payload', 'body_sha256', 'order_key', 'order_num', 'order_text']),
+            ('keys', ARRAY['body_sha256']),
             ('order_marks', ARRAY['order_key', 'order_num', 'order_text', 'prior_num', 'prior_text']),
             ('blocked_sequences', ARRAY['sequence_key']),
             ('expectations', ARRAY['status_url']),
@@ -4026,7 +4027,8 @@ BEGIN
         ) AS h (relname, hidden) ON h.relname = c.relname
         WHERE c.relnamespace = 'webhooks'::regnamespace
           AND c.relkind IN ('r', 'v', 'm')
-          AND c.relname NOT IN ('provider_secrets', 'goose_db_version')
+          AND c.relname NOT IN ('provider_secrets', 'goose_db_version', 'inbox')
+          AND NOT c.relispartition
         ORDER BY c.relname
     LOOP
         IF v_hidden IS NULL THEN
@@ -4303,7 +4305,7 @@ BEGIN
     IF v_n = 0 THEN
         RETURN;
     END IF;
-    SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+    v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
     v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
     v_out := array_fill(NULL::text, ARRAY[v_n]);
     v_err := array_fill(NULL::text, ARRAY[v_n]);
@@ -4523,7 +4525,7 @@ BEGIN
                 WHERE k.provider = ingest_webhook.provider AND k.body_sha256 = ingest_webhook.body_sha256;
             END IF;
             IF v_id IS NULL AND v_try = 1 THEN
-                SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+                v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
             END IF;
             IF v_id IS NULL AND v_legacy THEN
                 -- Keys of events stored before storage v2 not copied yet.
@@ -4626,7 +4628,7 @@ BEGIN
         FROM webhooks.keys AS k
         WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
         IF v_id IS NULL AND v_try = 1 THEN
-            SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+            v_legacy := pg_catalog.to_regclass('webhooks.events_provider_external_id_key') IS NOT NULL;
         END IF;
         IF v_id IS NULL AND v_legacy THEN
             -- Keys of events stored before storage v2 not copied yet.
@@ -4797,6 +4799,8 @@ DECLARE
     v_moved   bigint := 0;
     v_deleted bigint := 0;
     v_last    bigint;
+    v_rows    bigint;
+    v_timeout text := pg_catalog.current_setting('lock_timeout');
 BEGIN
     IF move_history.max_rows IS NULL OR move_history.max_rows < 1 OR move_history.max_rows > 1000000 THEN
         RAISE EXCEPTION 'pginbox: max_rows must be between 1 and 1000000, got %', move_history.max_rows
@@ -4811,10 +4815,13 @@ BEGIN
             RETURN pg_catalog.jsonb_build_object('keys_copied', 0, 'moved', 0, 'deleted', 0,
                                                  'keys_pending', true, 'more', false);
         END IF;
+        -- Every row of the queue, in id order, up to its newest: those
+        -- stored while the migration ran went through the old functions,
+        -- which wrote no key.
         WITH batch AS MATERIALIZED (
             SELECT e.id, e.provider, e.external_id, e.received_at, e.body_sha256
             FROM webhooks.inbox AS e
-            WHERE e.id > v_state.keys_cursor AND e.id <= v_state.keys_upto
+            WHERE e.id > v_state.keys_cursor
             ORDER BY e.id
             LIMIT move_history.max_rows
         ), copied AS (
@@ -4823,17 +4830,32 @@ BEGIN
             ON CONFLICT DO NOTHING
             RETURNING 1
         )
-        SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM copied) INTO v_last, v_copied;
-        IF v_last IS NULL OR v_last >= v_state.keys_upto THEN
+        SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM batch AS b), (SELECT count(*) FROM copied)
+        INTO v_last, v_rows, v_copied;
+        IF v_rows < move_history.max_rows THEN
+            -- Every old key is in webhooks.keys: the queue's old unique
+            -- keys go (a short ACCESS EXCLUSIVE on the queue, waited for
+            -- 200 ms at most: else the next call tries again).
+            BEGIN
+                PERFORM pg_catalog.set_config('lock_timeout', '200ms', true);
+                ALTER TABLE webhooks.inbox DROP CONSTRAINT IF EXISTS events_provider_external_id_key;
+                DROP INDEX IF EXISTS webhooks.events_provider_body_sha256_key;
+                DROP INDEX IF EXISTS webhooks.events_provider_seq_idx;
+                PERFORM pg_catalog.set_config('lock_timeout', v_timeout, true);
+            EXCEPTION WHEN lock_not_available THEN
+                PERFORM pg_catalog.set_config('lock_timeout', v_timeout, true);
+                RETURN pg_catalog.jsonb_build_object('keys_copied', v_copied, 'moved', 0, 'deleted', 0,
+                                                     'keys_pending', true, 'more', true);
+            END;
             UPDATE webhooks.storage_state
-            SET keys_pending = false, keys_cursor = v_state.keys_upto, keys_copied = keys_copied + v_copied,
+            SET keys_pending = false, keys_cursor = coalesce(v_last, keys_cursor), keys_copied = keys_copied + v_copied,
                 keys_done_at = now();
         ELSE
             UPDATE webhooks.storage_state
             SET keys_cursor = v_last, keys_copied = keys_copied + v_copied;
         END IF;
         RETURN pg_catalog.jsonb_build_object('keys_copied', v_copied, 'moved', 0, 'deleted', 0,
-                                             'keys_pending', v_last IS NOT NULL AND v_last < v_state.keys_upto,
+                                             'keys_pending', v_rows >= move_history.max_rows,
                                              'more', true);
     END IF;
 
@@ -6211,7 +6233,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
        AND NOT EXISTS (SELECT FROM (
                SELECT e.external_id
-               FROM webhooks.inbox AS e
+               FROM webhooks.keys AS e
                WHERE e.provider = set_ordering.provider
                ORDER BY e.external_id
                LIMIT 1) AS first_event) THEN

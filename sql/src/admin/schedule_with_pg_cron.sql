@@ -36,7 +36,10 @@ BEGIN
             ('pginbox_checks', checks_schedule,
              $q$SELECT webhooks.refresh_views(); SELECT count(*) FROM webhooks.run_checks()$q$),
             ('pginbox_prune', prune_schedule,
-             format('SELECT webhooks.prune(%L::interval, %L::interval, max_rows => 50000)', keep_payload, keep_keys))
+             format('SELECT webhooks.prune(%L::interval, %L::interval, max_rows => 50000)', keep_payload, keep_keys)),
+            -- Without the runner nothing else moves processed events out of
+            -- the queue: up to 100,000 a minute.
+            ('pginbox_history', '* * * * *', $q$SELECT webhooks.move_history(100000)$q$)
         ) AS j(name, sched, command)
     LOOP
         jobname := v_job.name;
@@ -50,7 +53,7 @@ $$;
 -- +goose StatementEnd
 
 COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(text, text, text, interval, interval) IS
-  'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, '
-  'pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it '
+  'Schedules reconcile(), refresh_views() + run_checks(), prune() and move_history() as pg_cron jobs (pginbox_reconcile, '
+  'pginbox_checks, pginbox_prune, and pginbox_history every minute, up to 100,000 events a call) in the current database, for deployments without the runner; calling it '
   'again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 REVOKE EXECUTE ON FUNCTION webhooks.schedule_with_pg_cron(text, text, text, interval, interval) FROM PUBLIC;

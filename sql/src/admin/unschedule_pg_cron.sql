@@ -15,7 +15,7 @@ BEGIN
     EXECUTE $q$
         SELECT count(*) FILTER (WHERE cron.unschedule(j.jobid))::integer
         FROM cron.job AS j
-        WHERE j.jobname IN ('pginbox_reconcile', 'pginbox_checks', 'pginbox_prune')
+        WHERE j.jobname IN ('pginbox_reconcile', 'pginbox_checks', 'pginbox_prune', 'pginbox_history')
           AND j.database = current_database()
           AND j.username = current_user
     $q$ INTO v_removed;
