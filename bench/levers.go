@@ -92,7 +92,7 @@ BEGIN
     FOR v_i IN 0..%[1]d - 1 LOOP
         v_lane := (v_start + v_i) %% %[1]d;
         v_ids := v_ids || ARRAY(
-            SELECT e.id FROM webhooks.events AS e
+            SELECT e.id FROM webhooks.inbox AS e
             WHERE (e.id %% %[1]d) = v_lane AND e.status = 'pending' AND NOT e.order_held
               AND e.run_after <= now() AND e.attempts < e.max_attempts AND e.provider <> ALL (v_paused)
             ORDER BY (e.id %% %[1]d), e.run_after, e.id
@@ -106,7 +106,7 @@ BEGIN
            _lock_pending.worker, e.locked_until, e.last_error, e.payload_pruned_at, e.seq, e.body_sha256,
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order, e.trace_parent, e.trace_link
     FROM unnest(v_ids) WITH ORDINALITY AS x(id, n)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     ORDER BY x.n;
 END;
 $$`
@@ -118,7 +118,7 @@ func applySpreadPick(ctx context.Context, pool *pgxpool.Pool) (func(context.Cont
 	if err := pool.QueryRow(ctx, `SELECT pg_get_functiondef('webhooks._lock_pending(text, integer)'::regprocedure)`).Scan(&orig); err != nil {
 		return nil, fmt.Errorf("spread pick: read _lock_pending: %w", err)
 	}
-	index := fmt.Sprintf(`CREATE INDEX bench_events_lane_idx ON webhooks.events ((id %% %d), run_after, id)
+	index := fmt.Sprintf(`CREATE INDEX bench_events_lane_idx ON webhooks.inbox ((id %% %d), run_after, id)
 		WHERE status = 'pending' AND NOT order_held`, spreadLanes)
 	for _, stmt := range []string{index, fmt.Sprintf(spreadPick, spreadLanes)} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {

@@ -108,7 +108,7 @@ func TestDefaultConfig(t *testing.T) {
 		Workers: 8, BatchSize: 100, Lease: 5 * time.Minute, PollInterval: time.Second, NotifyInterval: 50 * time.Millisecond,
 		ListenPing: 10 * time.Second, ReconcileEvery: time.Minute, ChecksEvery: time.Minute, ShutdownTimeout: 30 * time.Second,
 		HandlerTimeout: 5 * time.Minute, KeepPayload: 30 * 24 * time.Hour, KeepKeys: 400 * 24 * time.Hour,
-		PruneEvery: time.Hour, IngestTimeout: 10 * time.Second, IngestBatch: 64, BackfillTimeout: 2 * time.Minute, BackfillLookback: 72 * time.Hour,
+		PruneEvery: time.Hour, HistoryEvery: time.Second, IngestTimeout: 10 * time.Second, IngestBatch: 64, BackfillTimeout: 2 * time.Minute, BackfillLookback: 72 * time.Hour,
 		AlertFormat: "pginbox",
 		Providers:   map[string]verify.Provider{},
 	}

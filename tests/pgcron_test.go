@@ -15,7 +15,10 @@ import (
 )
 
 // TestScheduleWithPgCron: on a cluster started with pg_cron preloaded,
-// schedule_with_pg_cron() creates the three upkeep jobs, their commands run,
+// schedule_with_pg_cron() creates the four upkeep jobs, their commands run
+// (the history job moves a processed event out of the queue into its day of
+// history, and the prune job creates the coming days' slices of history:
+// no runner is needed to keep the layout healthy),
 // pg_cron itself runs the reconcile job, and unschedule_pg_cron() removes
 // them. Without pg_cron the function raises a clear error.
 func TestScheduleWithPgCron(t *testing.T) {
@@ -60,13 +63,19 @@ func TestScheduleWithPgCron(t *testing.T) {
 	}
 	execSQL(t, pool, `CREATE EXTENSION pg_cron`)
 
-	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.schedule_with_pg_cron()`); n != 3 {
-		t.Fatalf("scheduled %d jobs, want 3", n)
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.schedule_with_pg_cron()`); n != 4 {
+		t.Fatalf("scheduled %d jobs, want 4", n)
 	}
 	execSQL(t, pool, `SELECT webhooks.schedule_with_pg_cron()`) // again: updates, no new jobs
-	if n := queryInt(t, pool, `SELECT count(*) FROM cron.job WHERE jobname LIKE 'pginbox_%' AND database = 'pginbox_cron'`); n != 3 {
-		t.Fatalf("cron.job rows %d, want 3 after scheduling twice", n)
+	if n := queryInt(t, pool, `SELECT count(*) FROM cron.job WHERE jobname LIKE 'pginbox_%' AND database = 'pginbox_cron'`); n != 4 {
+		t.Fatalf("cron.job rows %d, want 4 after scheduling twice", n)
 	}
+	// A processed event waits in the queue, and a coming day has lost its
+	// slice of history: the jobs' commands put both right.
+	execSQL(t, pool, `SELECT webhooks.ingest_webhook('p', 'cron_1', 't', '{}')`)
+	execSQL(t, pool, `UPDATE webhooks.inbox SET status = 'processed', processed_at = now() WHERE external_id = 'cron_1'`)
+	day := time.Now().UTC().AddDate(0, 0, 3).Format("20060102")
+	execSQL(t, pool, `DROP TABLE webhooks.history_`+day)
 	// Every job's command works as written.
 	rows, err := pool.Query(ctx, `SELECT command FROM cron.job WHERE jobname LIKE 'pginbox_%'`)
 	if err != nil {
@@ -87,12 +96,18 @@ func TestScheduleWithPgCron(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.check_results`); n == 0 {
 		t.Fatal("the checks job's command recorded no results")
 	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.history WHERE external_id = 'cron_1'`); n != 1 {
+		t.Fatalf("the history job's command left the processed event in the queue (%d in history)", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM pg_class WHERE oid = to_regclass('webhooks.history_`+day+`')`); n != 1 {
+		t.Fatalf("the prune job's command did not create the slice of %s again", day)
+	}
 	// pg_cron runs the reconcile job on the next minute.
 	waitFor(t, 90*time.Second, "pg_cron to run the reconcile job", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM webhooks.reconcile_runs WHERE trigger = 'pg_cron'`) >= 1
 	})
-	if n := queryInt(t, pool, `SELECT webhooks.unschedule_pg_cron()`); n != 3 {
-		t.Fatalf("unscheduled %d jobs, want 3", n)
+	if n := queryInt(t, pool, `SELECT webhooks.unschedule_pg_cron()`); n != 4 {
+		t.Fatalf("unscheduled %d jobs, want 4", n)
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM cron.job WHERE jobname LIKE 'pginbox_%'`); n != 0 {
 		t.Fatalf("%d jobs left", n)

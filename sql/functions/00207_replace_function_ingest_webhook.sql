@@ -233,10 +233,12 @@ BEGIN
             END IF;
             IF v_id IS NOT NULL AND v_changes IS NULL THEN
                 -- The key was stored from a signed body: compare payloads
-                -- (for the NOTICE only), in the inbox or the key's day.
+                -- (for the NOTICE only) while the event is in the queue.
+                -- Never in history: prune() holds it locked while it drops
+                -- days, and a delivery must not wait for that.
                 SELECT e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload INTO v_changes
-                FROM webhooks.events AS e
-                WHERE e.id = v_id AND e.received_at = v_recv;
+                FROM webhooks.inbox AS e
+                WHERE e.id = v_id;
             END IF;
 
             -- 2. Neither is known: one insert into webhooks.keys, which any

@@ -2,8 +2,10 @@
 -- begin sql/src/process/_mark_processed.sql (make sql-migrations wrote what follows from that file: edit it, not this)
 -- +goose StatementBegin
 -- webhooks._mark_processed marks events the calling transaction locked with
--- _lock_pending() processed, in one statement: one row version per event
--- for its whole life in the queue (pending -> processed). It returns how
+-- _lock_pending() processed. Without ordering, it moves them out of the
+-- queue into their day of history (webhooks.history) in one statement;
+-- ordered events are marked processed in the queue, for the sequence
+-- bookkeeping below, and moved later by move_history(). It returns how
 -- many it marked; the caller compares that with what it locked and raises
 -- on a difference, so a handler's writes never commit without their event
 -- marked. Only rows whose lock the calling transaction holds are marked: a
@@ -23,11 +25,54 @@ DECLARE
     v_xid       xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
     v_providers text[];
     v_keys      text[];
+    v_today     date;
+    v_lo        timestamptz;
+    v_hi        timestamptz;
+    v_rest      integer;
 BEGIN
     -- No provider ordered (_ordered_providers() empty): the plain statement,
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
     IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
+        -- Straight into history: one delete from the queue and one insert
+        -- into the day's slice (two right-edge index entries), instead of an
+        -- update that writes every index of the queue and a move later.
+        -- Only into slices known to exist (today's and yesterday's: two
+        -- catalog look-ups); an older event is marked in the queue and
+        -- moved by move_history(), which creates what it needs.
+        v_today := (now() AT TIME ZONE 'UTC')::date;
+        IF pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today, 'YYYYMMDD')) IS NOT NULL
+           AND pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today + 1, 'YYYYMMDD')) IS NOT NULL THEN
+            v_lo := CASE WHEN pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today - 1, 'YYYYMMDD')) IS NOT NULL
+                         THEN v_today - 1 ELSE v_today END::timestamp AT TIME ZONE 'UTC';
+            v_hi := (v_today + 2)::timestamp AT TIME ZONE 'UTC';
+            WITH gone AS (
+                DELETE FROM webhooks.inbox AS e
+                WHERE e.id = ANY (_mark_processed.event_ids)
+                  AND e.status IS NOT DISTINCT FROM 'pending'
+                  AND e.attempts < e.max_attempts
+                  AND e.xmax = v_xid
+                  AND e.received_at >= v_lo AND e.received_at < v_hi
+                RETURNING e.*
+            ), moved AS (
+                INSERT INTO webhooks.history (id, provider, external_id, event_type, status, payload, source, received_at,
+                                              revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                              run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                              body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                              trace_parent, trace_link)
+                SELECT g.id, g.provider, g.external_id, g.event_type, 'processed', g.payload, g.source, g.received_at,
+                       g.revision, now(), now(), now(), g.attempts + 1, g.max_attempts,
+                       g.run_after, NULL, NULL, NULL, g.payload_pruned_at,
+                       g.body_sha256, g.order_key, g.order_num, g.order_text, g.order_held, g.out_of_order,
+                       g.trace_parent, g.trace_link
+                FROM gone AS g
+                RETURNING 1
+            )
+            SELECT count(*)::integer INTO v_n FROM moved;
+            IF v_n = pg_catalog.cardinality(_mark_processed.event_ids) THEN
+                RETURN v_n;
+            END IF;
+        END IF;
         UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
@@ -39,8 +84,8 @@ BEGIN
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
           AND e.xmax = v_xid;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
-        RETURN v_n;
+        GET DIAGNOSTICS v_rest = ROW_COUNT;
+        RETURN coalesce(v_n, 0) + v_rest;
     END IF;
 
     -- Ordered events: both triggers stand aside for this statement

@@ -37,15 +37,20 @@ BEGIN
     -- lock held too long reads as "being processed".
     LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
     -- A processed event already moved into history comes back to the queue.
-    PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
-    BEGIN
-        SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
-    EXCEPTION
-        WHEN lock_not_available THEN
-            RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
-                replay.event_id
-                USING ERRCODE = 'object_in_use';
-    END;
+    -- Twice at most: a move into history under way when this call looked
+    -- (its row lock waited for below) has committed by the second look.
+    FOR v_try IN 1..2 LOOP
+        PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
+        BEGIN
+            SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
+        EXCEPTION
+            WHEN lock_not_available THEN
+                RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
+                    replay.event_id
+                    USING ERRCODE = 'object_in_use';
+        END;
+        EXIT WHEN v_event.id IS NOT NULL;
+    END LOOP;
     IF v_event.id IS NULL THEN
         SELECT d.day INTO v_day
         FROM webhooks.history_days AS d

@@ -92,6 +92,22 @@ BEGIN
                 FOR UPDATE SKIP LOCKED);
     END;
 
+    -- A move into history under way when this call first looked has
+    -- committed by now: bring those events back too, and lock them.
+    IF pg_catalog.cardinality(v_ids) < pg_catalog.cardinality(replay.event_ids)
+       AND webhooks._history_restore(ARRAY(SELECT x FROM pg_catalog.unnest(replay.event_ids) AS x
+                                           WHERE NOT x = ANY (v_ids))) > 0 THEN
+        v_ids := v_ids || ARRAY(
+            SELECT e.id
+            FROM webhooks.inbox AS e
+            WHERE e.id = ANY (replay.event_ids)
+              AND NOT e.id = ANY (v_ids)
+              AND e.status <> 'processing'
+              AND e.payload IS NOT NULL
+            ORDER BY e.id
+            FOR UPDATE SKIP LOCKED);
+    END IF;
+
     -- The rows are locked: this statement sees them as they now are.
     WITH picked AS MATERIALIZED (
         SELECT e.id, e.status, e.attempts

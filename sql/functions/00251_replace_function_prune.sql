@@ -32,6 +32,7 @@ AS $$
 DECLARE
     v_payload_cutoff timestamptz := now() - prune.keep_payload;
     v_keys_cutoff    timestamptz := now() - prune.keep_keys;
+    v_key_rows_cutoff timestamptz;
     v_payloads       bigint := 0;
     v_events         bigint := 0;
     v_expectations   bigint := 0;
@@ -106,7 +107,7 @@ BEGIN
     -- day whose history is not dropped yet (prune was busy): an event in
     -- webhooks.events always has its key.
     SELECT least(v_keys_cutoff, coalesce(min(d.day)::timestamp AT TIME ZONE 'UTC', v_keys_cutoff))
-    INTO v_keys_cutoff
+    INTO v_key_rows_cutoff
     FROM webhooks.history_days AS d
     WHERE d.state = 'live';
     LOOP
@@ -118,7 +119,7 @@ BEGIN
         WITH batch AS MATERIALIZED (
             SELECT k.provider, k.external_id, k.event_id
             FROM webhooks.keys AS k
-            WHERE k.received_at < v_keys_cutoff
+            WHERE k.received_at < v_key_rows_cutoff
               AND NOT EXISTS (SELECT FROM webhooks.inbox AS e
                               WHERE e.id = k.event_id AND e.status IN ('pending', 'processing'))
             LIMIT v_limit
@@ -222,12 +223,21 @@ BEGIN
             v_min := NULL;
             v_max := NULL;
         END IF;
+        -- A day dropped before (and made again by a late event or an
+        -- import) keeps what its first drop recorded.
         UPDATE webhooks.history_days AS d
-        SET state = 'dropped', dropped_at = now(), events = v_n, min_id = v_min, max_id = v_max
+        SET state = 'dropped', dropped_at = now(), events = coalesce(d.events, 0) + v_n,
+            min_id = least(d.min_id, v_min), max_id = greatest(d.max_id, v_max)
         WHERE d.day = v_day;
         v_payloads := v_payloads + v_n;
         v_days := v_days + 1;
     END LOOP;
+
+    -- Keys were kept for the days still live when stage 2 ran; if this call
+    -- dropped such days, keys past keep_keys may remain: call again.
+    IF v_days > 0 AND v_key_rows_cutoff < v_keys_cutoff THEN
+        v_more := true;
+    END IF;
 
     RETURN jsonb_build_object(
         'payloads_pruned', v_payloads,

@@ -137,6 +137,16 @@ BEGIN
         FROM gone AS g
         WHERE (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
         RETURNING 1
+    ), forgotten AS (
+        -- The days already dropped keep count of these too, so that a
+        -- replay can say why the event is gone.
+        UPDATE webhooks.history_days AS d
+        SET events = coalesce(d.events, 0) + x.n, min_id = least(d.min_id, x.lo), max_id = greatest(d.max_id, x.hi)
+        FROM (SELECT (g.received_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n, min(g.id) AS lo, max(g.id) AS hi
+              FROM gone AS g
+              WHERE NOT (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
+              GROUP BY 1) AS x
+        WHERE d.day = x.day
     ), kept AS (
         -- pginbox_out_of_order_total counts stored events marked
         -- out_of_order plus those gone with a dropped day.
