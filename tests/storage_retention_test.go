@@ -437,3 +437,44 @@ func TestRetentionMissingDaySlice(t *testing.T) {
 		wantPgError(t, err, "55000", "dropped its day")
 	})
 }
+
+// TestRetentionReplayAfterDayMadeAgain: a day prune() dropped is made again
+// when an import brings an event of that day (webhooks._history_slice, as
+// import does), and the next prune drops it again. A replay of an event
+// gone with the first drop is still refused with 55000 naming the day,
+// not answered "no event with id".
+func TestRetentionReplayAfterDayMadeAgain(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 2)
+	ctx := context.Background()
+	maxSeeded := seedHistoryDays(t, pool, 40, 40, 4)
+	if _, err := pruneCall(ctx, pool, "30 days", "400 days", ""); err != nil {
+		t.Fatal(err)
+	}
+	slice, day := sliceName(t, pool, maxSeeded)
+	if sliceExists(t, pool, slice) {
+		t.Fatalf("%s survived prune", slice)
+	}
+	// An import of one more event of that day.
+	execSQL(t, pool, `SELECT webhooks._history_slice($1::date)`, day)
+	var importedID int64
+	if err := pool.QueryRow(ctx, `
+		WITH e AS (
+			INSERT INTO webhooks.history (id, provider, external_id, event_type, status, payload, received_at, processed_at)
+			VALUES (nextval('webhooks.events_id_seq'), 'imp', 'imported', 'thing.happened', 'processed', '{}', $1::date + time '12:00', now())
+			RETURNING id, provider, external_id, received_at)
+		INSERT INTO webhooks.keys (provider, external_id, event_id, received_at)
+		SELECT provider, external_id, id, received_at FROM e RETURNING event_id`, day).Scan(&importedID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pruneCall(ctx, pool, "30 days", "400 days", ""); err != nil {
+		t.Fatal(err)
+	}
+	if sliceExists(t, pool, slice) {
+		t.Fatalf("%s, made again, survived prune", slice)
+	}
+	for _, id := range []int64{maxSeeded, importedID} {
+		_, err := pool.Exec(ctx, `SELECT webhooks.replay($1::bigint, 'retention test')`, id)
+		wantPgError(t, err, "55000", "dropped its day ("+day+")")
+	}
+}
