@@ -42,14 +42,19 @@ func TestProcessPending(t *testing.T) {
 	execSQL(t, pool, pendingHandlerSQL)
 	ingest(t, pool, "p", "ok1", "t", `{}`)
 	ingest(t, pool, "p", "ok2", "t", `{}`)
-	// A batch without failures: one statement writes each row once, in one
-	// (sub)transaction — both rows share one xmin, not the insert's.
+	// A batch without failures: one statement moves each row once out of
+	// the queue into its day of history, in one (sub)transaction — both
+	// rows of history share one xmin, not the insert's, and the queue keeps
+	// neither.
 	inserted := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.inbox`)
 	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 2); len(out) != 2 || out[0].Outcome != "processed" || out[1].Outcome != "processed" {
 		t.Fatalf("a clean batch: %+v", out)
 	}
-	if n := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.inbox`); n != 1 || inserted != 2 {
+	if n := queryInt(t, pool, `SELECT count(DISTINCT xmin::text) FROM webhooks.history`); n != 1 || inserted != 2 {
 		t.Fatalf("a clean batch's rows written by %d transactions (inserted by %d)", n, inserted)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.inbox`); n != 0 {
+		t.Fatalf("a clean batch left %d rows in the queue", n)
 	}
 	ingest(t, pool, "p", "bad", "t", `{"fail": true}`)
 	ingest(t, pool, "p", "ok3", "t", `{}`)
