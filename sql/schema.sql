@@ -2118,11 +2118,54 @@ DECLARE
     v_xid       xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
     v_providers text[];
     v_keys      text[];
+    v_today     date;
+    v_lo        timestamptz;
+    v_hi        timestamptz;
+    v_rest      integer;
 BEGIN
     -- No provider ordered (_ordered_providers() empty): the plain statement,
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
     IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
+        -- Straight into history: one delete from the queue and one insert
+        -- into the day's slice (two right-edge index entries), instead of an
+        -- update that writes every index of the queue and a move later.
+        -- Only into slices known to exist (today's and yesterday's: two
+        -- catalog look-ups); an older event is marked in the queue and
+        -- moved by move_history(), which creates what it needs.
+        v_today := (now() AT TIME ZONE 'UTC')::date;
+        IF pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today, 'YYYYMMDD')) IS NOT NULL
+           AND pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today + 1, 'YYYYMMDD')) IS NOT NULL THEN
+            v_lo := CASE WHEN pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_today - 1, 'YYYYMMDD')) IS NOT NULL
+                         THEN v_today - 1 ELSE v_today END::timestamp AT TIME ZONE 'UTC';
+            v_hi := (v_today + 2)::timestamp AT TIME ZONE 'UTC';
+            WITH gone AS (
+                DELETE FROM webhooks.inbox AS e
+                WHERE e.id = ANY (_mark_processed.event_ids)
+                  AND e.status IS NOT DISTINCT FROM 'pending'
+                  AND e.attempts < e.max_attempts
+                  AND e.xmax = v_xid
+                  AND e.received_at >= v_lo AND e.received_at < v_hi
+                RETURNING e.*
+            ), moved AS (
+                INSERT INTO webhooks.history (id, provider, external_id, event_type, status, payload, source, received_at,
+                                              revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                              run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                              body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                              trace_parent, trace_link)
+                SELECT g.id, g.provider, g.external_id, g.event_type, 'processed', g.payload, g.source, g.received_at,
+                       g.revision, now(), now(), now(), g.attempts + 1, g.max_attempts,
+                       g.run_after, NULL, NULL, NULL, g.payload_pruned_at,
+                       g.body_sha256, g.order_key, g.order_num, g.order_text, g.order_held, g.out_of_order,
+                       g.trace_parent, g.trace_link
+                FROM gone AS g
+                RETURNING 1
+            )
+            SELECT count(*)::integer INTO v_n FROM moved;
+            IF v_n = pg_catalog.cardinality(_mark_processed.event_ids) THEN
+                RETURN v_n;
+            END IF;
+        END IF;
         UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
@@ -2134,8 +2177,8 @@ BEGIN
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.attempts < e.max_attempts
           AND e.xmax = v_xid;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
-        RETURN v_n;
+        GET DIAGNOSTICS v_rest = ROW_COUNT;
+        RETURN coalesce(v_n, 0) + v_rest;
     END IF;
 
     -- Ordered events: both triggers stand aside for this statement
@@ -4537,10 +4580,12 @@ BEGIN
             END IF;
             IF v_id IS NOT NULL AND v_changes IS NULL THEN
                 -- The key was stored from a signed body: compare payloads
-                -- (for the NOTICE only), in the inbox or the key's day.
+                -- (for the NOTICE only) while the event is in the queue.
+                -- Never in history: prune() holds it locked while it drops
+                -- days, and a delivery must not wait for that.
                 SELECT e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload INTO v_changes
-                FROM webhooks.events AS e
-                WHERE e.id = v_id AND e.received_at = v_recv;
+                FROM webhooks.inbox AS e
+                WHERE e.id = v_id;
             END IF;
 
             -- 2. Neither is known: one insert into webhooks.keys, which any
@@ -4902,6 +4947,16 @@ BEGIN
         FROM gone AS g
         WHERE (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
         RETURNING 1
+    ), forgotten AS (
+        -- The days already dropped keep count of these too, so that a
+        -- replay can say why the event is gone.
+        UPDATE webhooks.history_days AS d
+        SET events = coalesce(d.events, 0) + x.n, min_id = least(d.min_id, x.lo), max_id = greatest(d.max_id, x.hi)
+        FROM (SELECT (g.received_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n, min(g.id) AS lo, max(g.id) AS hi
+              FROM gone AS g
+              WHERE NOT (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
+              GROUP BY 1) AS x
+        WHERE d.day = x.day
     ), kept AS (
         -- pginbox_out_of_order_total counts stored events marked
         -- out_of_order plus those gone with a dropped day.
@@ -5208,6 +5263,7 @@ CREATE FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_
 DECLARE
     v_payload_cutoff timestamptz := now() - prune.keep_payload;
     v_keys_cutoff    timestamptz := now() - prune.keep_keys;
+    v_key_rows_cutoff timestamptz;
     v_payloads       bigint := 0;
     v_events         bigint := 0;
     v_expectations   bigint := 0;
@@ -5282,7 +5338,7 @@ BEGIN
     -- day whose history is not dropped yet (prune was busy): an event in
     -- webhooks.events always has its key.
     SELECT least(v_keys_cutoff, coalesce(min(d.day)::timestamp AT TIME ZONE 'UTC', v_keys_cutoff))
-    INTO v_keys_cutoff
+    INTO v_key_rows_cutoff
     FROM webhooks.history_days AS d
     WHERE d.state = 'live';
     LOOP
@@ -5294,7 +5350,7 @@ BEGIN
         WITH batch AS MATERIALIZED (
             SELECT k.provider, k.external_id, k.event_id
             FROM webhooks.keys AS k
-            WHERE k.received_at < v_keys_cutoff
+            WHERE k.received_at < v_key_rows_cutoff
               AND NOT EXISTS (SELECT FROM webhooks.inbox AS e
                               WHERE e.id = k.event_id AND e.status IN ('pending', 'processing'))
             LIMIT v_limit
@@ -5398,12 +5454,21 @@ BEGIN
             v_min := NULL;
             v_max := NULL;
         END IF;
+        -- A day dropped before (and made again by a late event or an
+        -- import) keeps what its first drop recorded.
         UPDATE webhooks.history_days AS d
-        SET state = 'dropped', dropped_at = now(), events = v_n, min_id = v_min, max_id = v_max
+        SET state = 'dropped', dropped_at = now(), events = coalesce(d.events, 0) + v_n,
+            min_id = least(d.min_id, v_min), max_id = greatest(d.max_id, v_max)
         WHERE d.day = v_day;
         v_payloads := v_payloads + v_n;
         v_days := v_days + 1;
     END LOOP;
+
+    -- Keys were kept for the days still live when stage 2 ran; if this call
+    -- dropped such days, keys past keep_keys may remain: call again.
+    IF v_days > 0 AND v_key_rows_cutoff < v_keys_cutoff THEN
+        v_more := true;
+    END IF;
 
     RETURN jsonb_build_object(
         'payloads_pruned', v_payloads,
@@ -5705,6 +5770,22 @@ BEGIN
                 FOR UPDATE SKIP LOCKED);
     END;
 
+    -- A move into history under way when this call first looked has
+    -- committed by now: bring those events back too, and lock them.
+    IF pg_catalog.cardinality(v_ids) < pg_catalog.cardinality(replay.event_ids)
+       AND webhooks._history_restore(ARRAY(SELECT x FROM pg_catalog.unnest(replay.event_ids) AS x
+                                           WHERE NOT x = ANY (v_ids))) > 0 THEN
+        v_ids := v_ids || ARRAY(
+            SELECT e.id
+            FROM webhooks.inbox AS e
+            WHERE e.id = ANY (replay.event_ids)
+              AND NOT e.id = ANY (v_ids)
+              AND e.status <> 'processing'
+              AND e.payload IS NOT NULL
+            ORDER BY e.id
+            FOR UPDATE SKIP LOCKED);
+    END IF;
+
     -- The rows are locked: this statement sees them as they now are.
     WITH picked AS MATERIALIZED (
         SELECT e.id, e.status, e.attempts
@@ -5755,15 +5836,20 @@ BEGIN
     -- lock held too long reads as "being processed".
     LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
     -- A processed event already moved into history comes back to the queue.
-    PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
-    BEGIN
-        SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
-    EXCEPTION
-        WHEN lock_not_available THEN
-            RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
-                replay.event_id
-                USING ERRCODE = 'object_in_use';
-    END;
+    -- Twice at most: a move into history under way when this call looked
+    -- (its row lock waited for below) has committed by the second look.
+    FOR v_try IN 1..2 LOOP
+        PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
+        BEGIN
+            SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
+        EXCEPTION
+            WHEN lock_not_available THEN
+                RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
+                    replay.event_id
+                    USING ERRCODE = 'object_in_use';
+        END;
+        EXIT WHEN v_event.id IS NOT NULL;
+    END LOOP;
     IF v_event.id IS NULL THEN
         SELECT d.day INTO v_day
         FROM webhooks.history_days AS d
@@ -6103,7 +6189,10 @@ BEGIN
             ('pginbox_checks', checks_schedule,
              $q$SELECT webhooks.refresh_views(); SELECT count(*) FROM webhooks.run_checks()$q$),
             ('pginbox_prune', prune_schedule,
-             format('SELECT webhooks.prune(%L::interval, %L::interval, max_rows => 50000)', keep_payload, keep_keys))
+             format('SELECT webhooks.prune(%L::interval, %L::interval, max_rows => 50000)', keep_payload, keep_keys)),
+            -- Without the runner nothing else moves processed events out of
+            -- the queue: up to 100,000 a minute.
+            ('pginbox_history', '* * * * *', $q$SELECT webhooks.move_history(100000)$q$)
         ) AS j(name, sched, command)
     LOOP
         jobname := v_job.name;
@@ -6115,7 +6204,7 @@ BEGIN
 END;
 $_$;
 
-COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks() and prune() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
+COMMENT ON FUNCTION webhooks.schedule_with_pg_cron(reconcile_schedule text, checks_schedule text, prune_schedule text, keep_payload interval, keep_keys interval) IS 'Schedules reconcile(), refresh_views() + run_checks(), prune() and move_history() as pg_cron jobs (pginbox_reconcile, pginbox_checks, pginbox_prune, and pginbox_history every minute, up to 100,000 events a call) in the current database, for deployments without the runner; calling it again updates them. Raises a clear error where pg_cron is not installed; the migrations never need it.';
 
 CREATE FUNCTION webhooks.set_check_mode(name text, mode text, k numeric DEFAULT NULL::numeric, floor_abs numeric DEFAULT NULL::numeric, floor_ratio numeric DEFAULT NULL::numeric, min_weeks integer DEFAULT NULL::integer, zero_floor numeric DEFAULT NULL::numeric) RETURNS void
     LANGUAGE plpgsql
@@ -6451,7 +6540,7 @@ BEGIN
     EXECUTE $q$
         SELECT count(*) FILTER (WHERE cron.unschedule(j.jobid))::integer
         FROM cron.job AS j
-        WHERE j.jobname IN ('pginbox_reconcile', 'pginbox_checks', 'pginbox_prune')
+        WHERE j.jobname IN ('pginbox_reconcile', 'pginbox_checks', 'pginbox_prune', 'pginbox_history')
           AND j.database = current_database()
           AND j.username = current_user
     $q$ INTO v_removed;
