@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +241,60 @@ func TestStorageUpgradeOldSQLHandler(t *testing.T) {
 				t.Errorf("%d events not processed", n)
 			}
 		})
+	}
+}
+
+// TestStorageUpgradeRefusesForeignKey: a table of the application with a
+// foreign key to webhooks.events(id) stops the upgrade before anything
+// changes, naming the key: the queue's rows move into history, so the key
+// would lose its rows (and an ON DELETE CASCADE delete the application's).
+func TestStorageUpgradeRefusesForeignKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := emptyDB(t)
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA webhooks`); err != nil {
+		t.Fatal(err)
+	}
+	migrateToBefore(t, db, storageV2Marker)
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA app;
+		CREATE TABLE app.receipts (event_id bigint REFERENCES webhooks.events (id) ON DELETE CASCADE)`); err != nil {
+		t.Fatal(err)
+	}
+	err := pginbox.Migrate(ctx, db)
+	if err == nil || !strings.Contains(err.Error(), "app.receipts") || !strings.Contains(err.Error(), "2BP01") {
+		t.Fatalf("migrate with a foreign key to webhooks.events: %v, want 2BP01 naming app.receipts", err)
+	}
+	var kind string
+	if err := db.QueryRowContext(ctx, `SELECT relkind::text FROM pg_class WHERE oid = 'webhooks.events'::regclass`).Scan(&kind); err != nil || kind != "r" {
+		t.Fatalf("webhooks.events after the refusal: relkind %q, %v; want the table untouched", kind, err)
+	}
+}
+
+// TestEventRecordsSurviveTheMove: an event's failed attempts, its replays
+// and its contradictions stay when the event moves out of the queue into
+// its day of history (they referred to the table with ON DELETE CASCADE,
+// which the move into history would have fired).
+func TestEventRecordsSurviveTheMove(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 2)
+	execSQL(t, pool, pendingHandlerSQL)
+	id, _ := ingest(t, pool, "p", "flaky", "t", `{"fail": true}`)
+	processPending(t, pool, "app.h(webhooks.events)", "w", 1)
+	execSQL(t, pool, `UPDATE webhooks.inbox SET payload = '{}', run_after = now() WHERE id = $1`, id)
+	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 1); len(out) != 1 || out[0].Outcome != "processed" {
+		t.Fatalf("second attempt: %+v", out)
+	}
+	execSQL(t, pool, `SELECT webhooks.replay($1::bigint, 'again')`, id)
+	if out := processPending(t, pool, "app.h(webhooks.events)", "w", 1); len(out) != 1 || out[0].Outcome != "processed" {
+		t.Fatalf("after the replay: %+v", out)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.history WHERE id = $1`, id); n != 1 {
+		t.Fatalf("the event is not in history (%d rows)", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.event_errors WHERE event_id = $1`, id); n != 1 {
+		t.Errorf("%d failed attempts kept, want 1", n)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM webhooks.replays WHERE event_id = $1`, id); n != 1 {
+		t.Errorf("%d replays kept, want 1", n)
 	}
 }

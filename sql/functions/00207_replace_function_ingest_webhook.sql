@@ -21,6 +21,25 @@
 -- are given is the same; process_pending(), process_batch() and the runner
 -- convert it). The rename takes ACCESS EXCLUSIVE on the table for this
 -- short transaction only: no row is read or written.
+-- A foreign key of another table to webhooks.events(id) would follow the
+-- queue only, and an ON DELETE CASCADE would delete its rows as processed
+-- events move into history: refused, naming it, before anything changes.
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_fk text;
+BEGIN
+    SELECT pg_catalog.format('%s on %s', c.conname, c.conrelid::pg_catalog.regclass) INTO v_fk
+    FROM pg_catalog.pg_constraint AS c
+    WHERE c.contype = 'f' AND c.confrelid = 'webhooks.events'::pg_catalog.regclass
+    LIMIT 1;
+    IF v_fk IS NOT NULL THEN
+        RAISE EXCEPTION 'pginbox: the foreign key % references webhooks.events(id): processed events move out of the queue into history by day, so it cannot stay; drop it (or point it at webhooks.keys(provider, external_id)) and migrate again', v_fk
+            USING ERRCODE = 'dependent_objects_still_exist';
+    END IF;
+END;
+$$;
+-- +goose StatementEnd
 ALTER TABLE webhooks.events RENAME TO inbox;
 -- New events take their id from webhooks.keys' insert (nextval of the same
 -- sequence), so the queue accepts a given id.

@@ -13,7 +13,8 @@
 --           (a processed event set back to another status returns to the
 --           queue); the key follows a changed provider, external_id,
 --           received_at or body_sha256.
---   DELETE  deletes the event and its key, as deleting the table's row did.
+--   DELETE  deletes the event and its key, with its failed attempts,
+--           replays and contradictions, as deleting the table's row did.
 CREATE OR REPLACE FUNCTION webhooks._events_write()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -52,6 +53,10 @@ BEGIN
         END IF;
         DELETE FROM webhooks.keys AS k
         WHERE k.provider = OLD.provider AND k.external_id = OLD.external_id AND k.event_id = OLD.id;
+        -- What the table's foreign keys deleted with the row.
+        DELETE FROM webhooks.event_errors AS x WHERE x.event_id = OLD.id;
+        DELETE FROM webhooks.replays AS r WHERE r.event_id = OLD.id;
+        DELETE FROM webhooks.contradictions AS c WHERE c.event_id = OLD.id;
         RETURN OLD;
     END IF;
 

@@ -158,6 +158,16 @@ BEGIN
     WHERE r.started_at < v_payload_cutoff;
     GET DIAGNOSTICS v_runs = ROW_COUNT;
 
+    -- What was recorded about events, by its own age: failed attempts
+    -- after keep_payload (not those of an event still to run: its last
+    -- error stays on the row too), replays and contradictions after
+    -- keep_keys.
+    DELETE FROM webhooks.event_errors AS x
+    WHERE x.at < v_payload_cutoff
+      AND NOT EXISTS (SELECT FROM webhooks.inbox AS e WHERE e.id = x.event_id AND e.status IN ('pending', 'processing'));
+    DELETE FROM webhooks.replays AS r WHERE r.replayed_at < v_keys_cutoff;
+    DELETE FROM webhooks.contradictions AS c WHERE c.detected_at < v_keys_cutoff;
+
     -- The high-water marks of ordered sequences go with the rows they
     -- stood for: a mark last moved before keep_keys was set by an event
     -- processed (and so received) before it, deleted above. Once per run

@@ -106,3 +106,12 @@ SELECT coalesce(max(i.id), 0) > 0, coalesce(max(i.id), 0) FROM webhooks.events A
 
 REVOKE ALL ON webhooks.keys, webhooks.history, webhooks.history_days, webhooks.storage_state FROM PUBLIC;
 
+-- The failed attempts, replays and contradictions of an event referred to
+-- it with ON DELETE CASCADE: moving a processed event out of the queue into
+-- history would have deleted them. They keep the event's id and leave with
+-- their own age instead (prune(): errors after keep_payload, replays and
+-- contradictions after keep_keys).
+ALTER TABLE webhooks.event_errors DROP CONSTRAINT event_errors_event_id_fkey;
+ALTER TABLE webhooks.replays DROP CONSTRAINT replays_event_id_fkey;
+ALTER TABLE webhooks.contradictions DROP CONSTRAINT contradictions_event_id_fkey;
+CREATE INDEX event_errors_at_brin ON webhooks.event_errors USING brin (at);
