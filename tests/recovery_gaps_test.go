@@ -436,7 +436,8 @@ func (n planNode) walk(f func(planNode)) {
 
 // TestFindSequenceGapsCostFollowsRows: over a window holding 20,000
 // received ids with 7 holes, one of them tombstoned, the plan reads the
-// received ids from the (provider, seq) index (no table scan), and
+// received ids from the (provider, seq) index of webhooks.keys (no table
+// scan, no day slice of history), and
 // generate_series produces only the 7 missing ids, of which the tombstoned
 // one is dropped: nothing proportional to the width of the window. (Row
 // counts from EXPLAIN ANALYZE, not timings.)
@@ -453,7 +454,7 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 	execSQL(t, pool, `SELECT webhooks.tombstone('seq', '503333', 'skipped')`)
 	execSQL(t, pool, `INSERT INTO webhooks.tombstones (provider, external_id, reason)
 		SELECT 'other', g::text, 'r' FROM generate_series(30001, 35000) g`)
-	execSQL(t, pool, `VACUUM ANALYZE webhooks.events`)
+	execSQL(t, pool, `VACUUM ANALYZE webhooks.keys`)
 	execSQL(t, pool, `VACUUM ANALYZE webhooks.tombstones`)
 
 	var raw []byte
@@ -470,7 +471,7 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 	var indexRows func(n planNode) float64
 	indexRows = func(n planNode) float64 {
 		sum := 0.0
-		if n.IndexName == "events_provider_seq_idx" {
+		if n.IndexName == "keys_provider_seq_idx" {
 			sum += n.ActualRows * n.ActualLoops
 		}
 		for _, k := range n.Plans {
@@ -496,11 +497,11 @@ func TestFindSequenceGapsCostFollowsRows(t *testing.T) {
 			windowInput += indexRows(n)
 		}
 	})
-	if !indexes["events_provider_seq_idx"] || !indexes["tombstones_provider_seq_idx"] || len(indexes) != 2 {
-		t.Errorf("indexes used: %v, want events_provider_seq_idx and tombstones_provider_seq_idx", indexes)
+	if !indexes["keys_provider_seq_idx"] || !indexes["tombstones_provider_seq_idx"] || len(indexes) != 2 {
+		t.Errorf("indexes used: %v, want keys_provider_seq_idx and tombstones_provider_seq_idx", indexes)
 	}
 	if windowInput != 20000-7 {
-		t.Errorf("lead() read %v rows from events_provider_seq_idx, want the %d received", windowInput, 20000-7)
+		t.Errorf("lead() read %v rows from keys_provider_seq_idx, want the %d received", windowInput, 20000-7)
 	}
 	if generated != 7 {
 		t.Errorf("generate_series produced %v ids, want only the 7 missing ones (one then dropped as tombstoned)", generated)
