@@ -785,6 +785,107 @@ $$;
 
 COMMENT ON FUNCTION webhooks._equal_ct(a bytea, b bytea) IS 'Private: true when a and b are the same bytes; compares every byte without an early exit (XOR-accumulate, lengths folded in), for comparing MACs.';
 
+CREATE FUNCTION webhooks._events_write() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_id  bigint;
+    v_seq bigint;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        v_id := coalesce(NEW.id, nextval('webhooks.events_id_seq'));
+        NEW.id := v_id;
+        INSERT INTO webhooks.keys (provider, external_id, event_id, received_at, body_sha256)
+        VALUES (NEW.provider, NEW.external_id, v_id, coalesce(NEW.received_at, now()), NEW.body_sha256);
+        INSERT INTO webhooks.inbox (id, provider, external_id, event_type, status, payload, source, received_at,
+                                    revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                    run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                    body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                    trace_parent, trace_link)
+        VALUES (v_id, NEW.provider, NEW.external_id, NEW.event_type, NEW.status, NEW.payload, NEW.source,
+                NEW.received_at, NEW.revision, NEW.updated_at, NEW.claimed_at, NEW.processed_at, NEW.attempts,
+                NEW.max_attempts, NEW.run_after, NEW.locked_by, NEW.locked_until, NEW.last_error,
+                NEW.payload_pruned_at, NEW.body_sha256, NEW.order_key, NEW.order_num, NEW.order_text,
+                NEW.order_held, NEW.out_of_order, NEW.trace_parent, NEW.trace_link)
+        RETURNING seq INTO v_seq;
+        NEW.seq := v_seq;
+        RETURN NEW;
+    END IF;
+
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM webhooks.inbox AS e WHERE e.id = OLD.id;
+        IF NOT FOUND THEN
+            DELETE FROM webhooks.history AS h WHERE h.id = OLD.id AND h.received_at = OLD.received_at;
+        END IF;
+        DELETE FROM webhooks.keys AS k
+        WHERE k.provider = OLD.provider AND k.external_id = OLD.external_id AND k.event_id = OLD.id;
+        RETURN OLD;
+    END IF;
+
+    -- UPDATE
+    IF (NEW.provider, NEW.external_id, NEW.received_at, NEW.body_sha256)
+       IS DISTINCT FROM (OLD.provider, OLD.external_id, OLD.received_at, OLD.body_sha256) THEN
+        UPDATE webhooks.keys AS k
+        SET provider = NEW.provider, external_id = NEW.external_id, received_at = NEW.received_at,
+            body_sha256 = NEW.body_sha256
+        WHERE k.provider = OLD.provider AND k.external_id = OLD.external_id AND k.event_id = OLD.id;
+    END IF;
+    UPDATE webhooks.inbox AS e
+    SET (id, provider, external_id, event_type, status, payload, source, received_at,
+         revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+         run_after, locked_by, locked_until, last_error, payload_pruned_at,
+         body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+         trace_parent, trace_link)
+      = (NEW.id, NEW.provider, NEW.external_id, NEW.event_type, NEW.status, NEW.payload, NEW.source,
+         NEW.received_at, NEW.revision, NEW.updated_at, NEW.claimed_at, NEW.processed_at, NEW.attempts,
+         NEW.max_attempts, NEW.run_after, NEW.locked_by, NEW.locked_until, NEW.last_error,
+         NEW.payload_pruned_at, NEW.body_sha256, NEW.order_key, NEW.order_num, NEW.order_text,
+         NEW.order_held, NEW.out_of_order, NEW.trace_parent, NEW.trace_link)
+    WHERE e.id = OLD.id;
+    IF FOUND THEN
+        RETURN NEW;
+    END IF;
+    IF NEW.status = 'processed' THEN
+        PERFORM webhooks._history_slice((NEW.received_at AT TIME ZONE 'UTC')::date);
+        UPDATE webhooks.history AS h
+        SET (id, provider, external_id, event_type, status, payload, source, received_at,
+             revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+             run_after, locked_by, locked_until, last_error, payload_pruned_at,
+             body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+             trace_parent, trace_link)
+          = (NEW.id, NEW.provider, NEW.external_id, NEW.event_type, NEW.status, NEW.payload, NEW.source,
+             NEW.received_at, NEW.revision, NEW.updated_at, NEW.claimed_at, NEW.processed_at, NEW.attempts,
+             NEW.max_attempts, NEW.run_after, NEW.locked_by, NEW.locked_until, NEW.last_error,
+             NEW.payload_pruned_at, NEW.body_sha256, NEW.order_key, NEW.order_num, NEW.order_text,
+             NEW.order_held, NEW.out_of_order, NEW.trace_parent, NEW.trace_link)
+        WHERE h.id = OLD.id AND h.received_at = OLD.received_at;
+        IF NOT FOUND THEN
+            RETURN NULL;
+        END IF;
+        RETURN NEW;
+    END IF;
+    -- Back to the queue.
+    DELETE FROM webhooks.history AS h WHERE h.id = OLD.id AND h.received_at = OLD.received_at;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO webhooks.inbox (id, provider, external_id, event_type, status, payload, source, received_at,
+                                revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                trace_parent, trace_link)
+    VALUES (NEW.id, NEW.provider, NEW.external_id, NEW.event_type, NEW.status, NEW.payload, NEW.source,
+            NEW.received_at, NEW.revision, NEW.updated_at, NEW.claimed_at, NEW.processed_at, NEW.attempts,
+            NEW.max_attempts, NEW.run_after, NEW.locked_by, NEW.locked_until, NEW.last_error,
+            NEW.payload_pruned_at, NEW.body_sha256, NEW.order_key, NEW.order_num, NEW.order_text,
+            NEW.order_held, NEW.out_of_order, NEW.trace_parent, NEW.trace_link);
+    RETURN NEW;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._events_write() IS 'Private trigger (events_write, INSTEAD OF on the view webhooks.events): writes an INSERT, UPDATE or DELETE on the view to webhooks.keys, webhooks.inbox and webhooks.history, for scripts written when webhooks.events was a table. One row at a time; pginbox''s functions never use it.';
+
 CREATE FUNCTION webhooks._fail_pending(event_id bigint, error text) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -796,7 +897,7 @@ DECLARE
     v_error   text;
     v_xid     xid := (pg_catalog.txid_current() % 4294967296)::text::xid;
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = CASE WHEN e.attempts + 1 >= e.max_attempts THEN 'dead' ELSE 'pending' END,
         run_after    = CASE WHEN e.attempts + 1 >= e.max_attempts THEN e.run_after
                             ELSE now() + least(interval '1 hour',
@@ -823,6 +924,74 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._fail_pending(event_id bigint, error text) IS 'Records a failed attempt of a pending event locked by the calling transaction (_lock_pending()): attempts + 1, pending again after fail()''s backoff, or dead at max_attempts; error kept in last_error (first 8 KiB) and appended to webhooks.event_errors. Returns the new status, NULL when the event is not pending or not locked by the calling transaction.';
+
+CREATE FUNCTION webhooks._history_restore(event_ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_n integer;
+BEGIN
+    WITH gone AS (
+        DELETE FROM webhooks.history AS h
+        WHERE h.id = ANY (_history_restore.event_ids)
+        RETURNING h.*
+    ), back AS (
+        INSERT INTO webhooks.inbox (id, provider, external_id, event_type, status, payload, source, received_at,
+                                    revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                    run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                    body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                    trace_parent, trace_link)
+        SELECT g.id, g.provider, g.external_id, g.event_type, g.status, g.payload, g.source, g.received_at,
+               g.revision, g.updated_at, g.claimed_at, g.processed_at, g.attempts, g.max_attempts,
+               g.run_after, g.locked_by, g.locked_until, g.last_error, g.payload_pruned_at,
+               g.body_sha256, g.order_key, g.order_num, g.order_text, g.order_held, g.out_of_order,
+               g.trace_parent, g.trace_link
+        FROM gone AS g
+        RETURNING 1
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_n FROM back;
+    RETURN v_n;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._history_restore(event_ids bigint[]) IS 'Private: moves the listed events found in webhooks.history back into webhooks.inbox, unchanged, for replay(); returns how many.';
+
+CREATE FUNCTION webhooks._history_slice(day date) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_name text := 'history_' || pg_catalog.to_char(_history_slice.day, 'YYYYMMDD');
+BEGIN
+    IF _history_slice.day IS NULL THEN
+        RAISE EXCEPTION 'pginbox: _history_slice needs a day' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF pg_catalog.to_regclass('webhooks.' || v_name) IS NOT NULL THEN
+        RETURN;
+    END IF;
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pginbox.history_slice'),
+                                             _history_slice.day - date '2000-01-01');
+    IF pg_catalog.to_regclass('webhooks.' || v_name) IS NOT NULL THEN
+        RETURN;
+    END IF;
+    EXECUTE pg_catalog.format(
+        'CREATE TABLE webhooks.%I (LIKE webhooks.history INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED) '
+        'WITH (fillfactor = 100, autovacuum_freeze_min_age = 0, autovacuum_vacuum_insert_scale_factor = 0.1)',
+        v_name);
+    EXECUTE pg_catalog.format(
+        'ALTER TABLE webhooks.history ATTACH PARTITION webhooks.%I FOR VALUES FROM (%L) TO (%L)',
+        v_name,
+        (_history_slice.day::timestamp AT TIME ZONE 'UTC'),
+        ((_history_slice.day + 1)::timestamp AT TIME ZONE 'UTC'));
+    INSERT INTO webhooks.history_days AS d (day)
+    VALUES (_history_slice.day)
+    ON CONFLICT (day) DO UPDATE SET state = 'live', created_at = now(), dropped_at = NULL;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks._history_slice(day date) IS 'Private: creates and attaches webhooks.history_YYYYMMDD, the slice of webhooks.history for one UTC day, unless it exists (one catalog look-up then). Never takes a lock that stops inserts into or reads of webhooks.history.';
 
 CREATE FUNCTION webhooks._hmac_reason(secrets text[], msg bytea, sigs bytea[], ts_raw text, at timestamp with time zone, keys bytea[] DEFAULT NULL::bytea[]) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -1445,7 +1614,61 @@ $$;
 
 COMMENT ON FUNCTION webhooks._learned_range(query text, as_of timestamp with time zone, k numeric, floor_abs numeric, floor_ratio numeric, zero_floor numeric, OUT min_ok numeric, OUT max_ok numeric, OUT weeks integer) IS 'Private: a learned check''s band as of as_of: its query at the same time in each of the last four weeks, median +- greatest(k * MAD, floor_abs, floor_ratio * |median|) (webhooks._learned_band); weeks = how many weeks gave a value.';
 
-CREATE TABLE webhooks.events (
+CREATE TABLE webhooks.history (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+PARTITION BY RANGE (received_at);
+
+COMMENT ON TABLE webhooks.history IS 'Processed events, one slice per UTC day of received_at (webhooks.history_YYYYMMDD); prune() drops whole slices older than keep_payload. Read webhooks.events for every event.';
+
+CREATE TABLE webhooks.inbox (
     id bigint NOT NULL,
     provider text NOT NULL,
     external_id text NOT NULL,
@@ -1495,33 +1718,96 @@ END) STORED,
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.02', autovacuum_vacuum_insert_threshold='1000', autovacuum_analyze_scale_factor='0.02', autovacuum_analyze_threshold='1000', autovacuum_vacuum_cost_limit='2000');
 
-COMMENT ON TABLE webhooks.events IS 'Every webhook event received, exactly once per (provider, external_id); also the work queue.';
+COMMENT ON TABLE webhooks.inbox IS 'The queue: events not processed yet (pending, processing, dead) and processed ones until webhooks.move_history() moves them into webhooks.history. Read webhooks.events for every event.';
 
-COMMENT ON COLUMN webhooks.events.external_id IS 'The provider''s stable id for the event (Sume: job_id, the envelope request_id, or id). At most 255 bytes.';
+COMMENT ON COLUMN webhooks.inbox.external_id IS 'The provider''s stable id for the event (Sume: job_id, the envelope request_id, or id). At most 255 bytes.';
 
-COMMENT ON COLUMN webhooks.events.status IS 'pending (waiting to be claimed), processing (claimed and locked), processed, or dead (gave up after max_attempts).';
+COMMENT ON COLUMN webhooks.inbox.status IS 'pending (waiting to be claimed), processing (claimed and locked), processed, or dead (gave up after max_attempts).';
 
-COMMENT ON COLUMN webhooks.events.revision IS '1 on first delivery; incremented each time a redelivery reconciled the payload of a pending event.';
+COMMENT ON COLUMN webhooks.inbox.revision IS '1 on first delivery; incremented each time a redelivery reconciled the payload of a pending event.';
 
-COMMENT ON COLUMN webhooks.events.attempts IS 'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
+COMMENT ON COLUMN webhooks.inbox.attempts IS 'How many times the event was claimed; the fencing token passed to complete(), fail() and heartbeat().';
 
-COMMENT ON COLUMN webhooks.events.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
+COMMENT ON COLUMN webhooks.inbox.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
 
-COMMENT ON COLUMN webhooks.events.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
+COMMENT ON COLUMN webhooks.inbox.body_sha256 IS 'SHA-256 of the raw body, only for deliveries keyed by an unsigned header (github, shopify, sume by X-Sume-Event-Id); unique per provider, so one signed body is one event whatever key it came under. Kept until the row is deleted (prune keep_keys), like the key.';
 
-COMMENT ON COLUMN webhooks.events.order_key IS 'The event''s sequence for ordered processing (the payload''s value at webhooks.ordering.key_path, as text); NULL: not ordered.';
+COMMENT ON COLUMN webhooks.inbox.order_key IS 'The event''s sequence for ordered processing (the payload''s value at webhooks.ordering.key_path, as text); NULL: not ordered.';
 
-COMMENT ON COLUMN webhooks.events.order_num IS 'The order value within its sequence when it is a JSON number (webhooks.ordering.order_path).';
+COMMENT ON COLUMN webhooks.inbox.order_num IS 'The order value within its sequence when it is a JSON number (webhooks.ordering.order_path).';
 
-COMMENT ON COLUMN webhooks.events.order_text IS 'The order value within its sequence when it is a JSON string or boolean, compared byte by byte.';
+COMMENT ON COLUMN webhooks.inbox.order_text IS 'The order value within its sequence when it is a JSON string or boolean, compared byte by byte.';
 
-COMMENT ON COLUMN webhooks.events.order_held IS 'true while an earlier event of its sequence is not processed (or another of it is being processed): not handed out by claim() or the runner.';
+COMMENT ON COLUMN webhooks.inbox.order_held IS 'true while an earlier event of its sequence is not processed (or another of it is being processed): not handed out by claim() or the runner.';
 
-COMMENT ON COLUMN webhooks.events.out_of_order IS 'true when the event was processed after a later event of its sequence had been processed (a late arrival).';
+COMMENT ON COLUMN webhooks.inbox.out_of_order IS 'true when the event was processed after a later event of its sequence had been processed (a late arrival).';
 
-COMMENT ON COLUMN webhooks.events.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off and after a replay.';
+COMMENT ON COLUMN webhooks.inbox.trace_parent IS 'W3C traceparent of the delivery''s span (ingest_webhook(trace_parent => ...)); each handler run''s pginbox.process span is its child, so the whole life of the event is one trace. NULL when tracing is off and after a replay.';
 
-COMMENT ON COLUMN webhooks.events.trace_link IS 'The delivery''s W3C traceparent once a replay moved it out of trace_parent: the runs after a replay start a trace of their own that links to it.';
+COMMENT ON COLUMN webhooks.inbox.trace_link IS 'The delivery''s W3C traceparent once a replay moved it out of trace_parent: the runs after a replay start a trace of their own that links to it.';
+
+CREATE VIEW webhooks.events AS
+ SELECT i.id,
+    i.provider,
+    i.external_id,
+    i.event_type,
+    i.status,
+    i.payload,
+    i.source,
+    i.received_at,
+    i.revision,
+    i.updated_at,
+    i.claimed_at,
+    i.processed_at,
+    i.attempts,
+    i.max_attempts,
+    i.run_after,
+    i.locked_by,
+    i.locked_until,
+    i.last_error,
+    i.payload_pruned_at,
+    i.seq,
+    i.body_sha256,
+    i.order_key,
+    i.order_num,
+    i.order_text,
+    i.order_held,
+    i.out_of_order,
+    i.trace_parent,
+    i.trace_link
+   FROM webhooks.inbox i
+UNION ALL
+ SELECT h.id,
+    h.provider,
+    h.external_id,
+    h.event_type,
+    'processed'::text AS status,
+    h.payload,
+    h.source,
+    h.received_at,
+    h.revision,
+    h.updated_at,
+    h.claimed_at,
+    h.processed_at,
+    h.attempts,
+    h.max_attempts,
+    h.run_after,
+    h.locked_by,
+    h.locked_until,
+    h.last_error,
+    h.payload_pruned_at,
+    h.seq,
+    h.body_sha256,
+    h.order_key,
+    h.order_num,
+    h.order_text,
+    h.order_held,
+    h.out_of_order,
+    h.trace_parent,
+    h.trace_link
+   FROM webhooks.history h;
+
+COMMENT ON VIEW webhooks.events IS 'Every webhook event stored, exactly once per (provider, external_id): webhooks.inbox (the queue) and webhooks.history (processed, by day) together. Writable for compatibility (INSTEAD OF triggers, slow); pginbox''s own functions write the tables.';
 
 CREATE FUNCTION webhooks._lock_pending(worker text, max_events integer) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1541,7 +1827,7 @@ BEGIN
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -1563,7 +1849,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM picked
-    JOIN webhooks.events AS e ON e.id = picked.id
+    JOIN webhooks.inbox AS e ON e.id = picked.id
     ORDER BY e.run_after, e.id;
 END;
 $$;
@@ -1599,7 +1885,7 @@ BEGIN
     END IF;
     SELECT e.provider, e.order_key, e.order_num, e.order_text, e.received_at
     INTO v_provider, v_key, v_num, v_text, v_received
-    FROM webhooks.events AS e WHERE e.id = v_id;
+    FROM webhooks.inbox AS e WHERE e.id = v_id;
     IF v_key IS NULL THEN
         RETURN;
     END IF;
@@ -1632,7 +1918,7 @@ BEGIN
                        OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
                        row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                                                    e.received_at, e.id) AS rn
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.provider = h.provider
                   AND e.order_key = h.order_key
                   AND e.order_key IS NOT NULL
@@ -1654,7 +1940,7 @@ BEGIN
         )
         SELECT e.id, cut.at, cut.n
         FROM cut
-        JOIN webhooks.events AS e ON e.id = cut.id
+        JOIN webhooks.inbox AS e ON e.id = cut.id
         WHERE cut.g <= v_budget
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM true
@@ -1680,7 +1966,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS x(id, n)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     ORDER BY x.n;
 END;
 $$;
@@ -1738,7 +2024,7 @@ BEGIN
     -- locked only when fetched.
     OPEN v_cur NO SCROLL FOR
         SELECT e.id, e.provider, e.order_key, e.order_num, e.order_text, e.received_at
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -1797,7 +2083,7 @@ BEGIN
                            OR (e.status = 'dead' AND NOT h.dead_blocks) AS good,
                            row_number() OVER (ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                                                        e.received_at, e.id) AS rn
-                    FROM webhooks.events AS e
+                    FROM webhooks.inbox AS e
                     WHERE e.provider = h.provider
                       AND e.order_key = h.order_key
                       AND e.order_key IS NOT NULL
@@ -1819,7 +2105,7 @@ BEGIN
             )
             SELECT e.id, cut.at, cut.n
             FROM cut
-            JOIN webhooks.events AS e ON e.id = cut.id
+            JOIN webhooks.inbox AS e ON e.id = cut.id
             WHERE cut.g <= v_budget
               AND e.status IS NOT DISTINCT FROM 'pending'
               AND e.order_held IS NOT DISTINCT FROM true
@@ -1865,7 +2151,7 @@ BEGIN
            e.order_key, e.order_num, e.order_text, e.order_held, e.out_of_order,
            e.trace_parent, e.trace_link
     FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_at), pg_catalog.unnest(v_sub)) AS x(id, at, sub)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     ORDER BY x.at, x.sub;
 END;
 $$;
@@ -1887,7 +2173,7 @@ BEGIN
     -- nothing more. (Events left with an order_key by an earlier ordering
     -- still get the triggers' work.)
     IF pg_catalog.cardinality(webhooks._ordered_providers()) = 0 THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
             claimed_at   = now(),
@@ -1914,7 +2200,7 @@ BEGIN
     -- (_order_settle_many).
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'mark', true);
     WITH u AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'processed',
             processed_at = now(),
             claimed_at   = now(),
@@ -2032,7 +2318,7 @@ BEGIN
         RETURN;
     END IF;
     order_held := EXISTS (
-        SELECT FROM webhooks.events AS e
+        SELECT FROM webhooks.inbox AS e
         WHERE e.provider = _order_ingest.provider
           AND e.order_key = _order_ingest.order_key
           AND e.order_key IS NOT NULL
@@ -2117,7 +2403,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.events): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed (webhooks.order_marks), and moves the mark.';
+COMMENT ON FUNCTION webhooks._order_mark_late() IS 'Private trigger (events_order_late on webhooks.inbox): sets out_of_order on an ordered event that becomes processed after a later event of its sequence was processed (webhooks.order_marks), and moves the mark.';
 
 CREATE FUNCTION webhooks._order_settle(provider text, order_key text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2144,7 +2430,7 @@ BEGIN
     WHERE o.provider = _order_settle.provider;
     IF v_dead_blocks IS NULL THEN
         -- No ordering (any more): nothing of this sequence waits.
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = false
         WHERE e.provider = _order_settle.provider
           AND e.order_key = _order_settle.order_key
@@ -2161,7 +2447,7 @@ BEGIN
     SELECT coalesce(bool_or(e.status = 'processing'), false),
            coalesce(array_agg(e.id) FILTER (WHERE e.status = 'pending'), '{}')
     INTO v_busy, v_ready
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.provider = _order_settle.provider
       AND e.order_key = _order_settle.order_key
       AND e.order_key IS NOT NULL
@@ -2174,7 +2460,7 @@ BEGIN
     -- One that cannot be locked is in flight under a row-lock lease.
     v_mine := '{}';
     FOREACH v_id IN ARRAY v_ready LOOP
-        PERFORM FROM webhooks.events AS e
+        PERFORM FROM webhooks.inbox AS e
         WHERE e.id = v_id
           AND e.status IS NOT DISTINCT FROM 'pending'
           AND e.order_held IS NOT DISTINCT FROM false
@@ -2192,7 +2478,7 @@ BEGIN
     FROM (
         (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric) AS n, coalesce(e.order_text, '') COLLATE "C" AS t,
                 e.received_at, e.order_held
-         FROM webhooks.events AS e
+         FROM webhooks.inbox AS e
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
@@ -2204,7 +2490,7 @@ BEGIN
         UNION ALL
         (SELECT e.id, e.status, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
                 e.received_at, e.order_held
-         FROM webhooks.events AS e
+         FROM webhooks.inbox AS e
          WHERE e.provider = _order_settle.provider
            AND e.order_key = _order_settle.order_key
            AND e.order_key IS NOT NULL
@@ -2221,13 +2507,13 @@ BEGIN
     END IF;
 
     IF pg_catalog.cardinality(v_mine) > 0 THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = true
         WHERE e.id = ANY (v_mine)
           AND e.id IS DISTINCT FROM v_target;
     END IF;
     IF v_target IS NOT NULL THEN
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_held = false
         WHERE e.id = v_target
           AND e.order_key = _order_settle.order_key
@@ -2237,7 +2523,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.events, ingest_webhook() and set_ordering().';
+COMMENT ON FUNCTION webhooks._order_settle(provider text, order_key text) IS 'Private: under the sequence''s lock, lets exactly the head of sequence (provider, order_key) run (order_held false) when it is pending and nothing of the sequence is in flight, and holds every other pending event of it. Called by the triggers on webhooks.inbox, ingest_webhook() and set_ordering().';
 
 CREATE FUNCTION webhooks._order_settle_many(providers text[], order_keys text[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2282,7 +2568,7 @@ BEGIN
             LEFT JOIN webhooks.ordering AS o ON o.provider = x.p
             LEFT JOIN LATERAL (
                 SELECT e.id, e.order_held
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.provider = x.p AND e.order_key = x.k AND e.order_key IS NOT NULL
                   AND e.status <> 'processed'
                 ORDER BY e.order_held, coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C",
@@ -2292,7 +2578,7 @@ BEGIN
         ), released AS (
             -- "IS NOT DISTINCT FROM" keeps the planner off the claim index,
             -- as in _order_settle().
-            UPDATE webhooks.events AS e
+            UPDATE webhooks.inbox AS e
             SET order_held = false
             FROM s
             WHERE s.fast AND e.id = s.first_id
@@ -2342,7 +2628,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.events): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
+COMMENT ON FUNCTION webhooks._order_sync() IS 'Private trigger (events_order_sync, events_order_sync_delete on webhooks.inbox): settles the sequences of an ordered event after its status, key or order value changed or it was deleted.';
 
 CREATE FUNCTION webhooks._order_try_lock(provider text, order_key text) RETURNS boolean
     LANGUAGE sql
@@ -2545,17 +2831,17 @@ CREATE FUNCTION webhooks._providers() RETURNS TABLE(provider text)
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
     WITH RECURSIVE p AS (
-        (SELECT e.provider FROM webhooks.events AS e ORDER BY e.provider LIMIT 1)
+        (SELECT k.provider FROM webhooks.keys AS k ORDER BY k.provider LIMIT 1)
         UNION ALL
-        SELECT (SELECT e.provider FROM webhooks.events AS e
-                WHERE e.provider > p.provider ORDER BY e.provider LIMIT 1)
+        SELECT (SELECT k.provider FROM webhooks.keys AS k
+                WHERE k.provider > p.provider ORDER BY k.provider LIMIT 1)
         FROM p
         WHERE p.provider IS NOT NULL
     )
     SELECT p.provider FROM p WHERE p.provider IS NOT NULL
 $$;
 
-COMMENT ON FUNCTION webhooks._providers() IS 'Private: the distinct providers of webhooks.events, by a loose index scan (one probe each).';
+COMMENT ON FUNCTION webhooks._providers() IS 'Private: the distinct providers of webhooks.keys (every event stored), by a loose index scan (one probe each).';
 
 CREATE FUNCTION webhooks._queue_alert() RETURNS trigger
     LANGUAGE plpgsql
@@ -2610,13 +2896,14 @@ COMMENT ON FUNCTION webhooks._reconcile_lock_key() IS 'Private: the advisory loc
 
 CREATE FUNCTION webhooks._record_contradictions(since timestamp with time zone) RETURNS jsonb
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 #variable_conflict use_column
 DECLARE
     v_checked bigint;
     v_new     jsonb;
     v_long    bigint;
 BEGIN
+    EXECUTE $sql$
     WITH candidates AS MATERIALIZED (
         SELECT e.id, e.provider, e.external_id, e.event_type,
                CASE WHEN jsonb_typeof(e.payload -> 'event') = 'string' THEN e.payload ->> 'event'
@@ -2630,8 +2917,8 @@ BEGIN
                     THEN coalesce(e.payload ->> 'job_id', e.external_id) END AS job
         FROM webhooks.events AS e
         WHERE e.payload IS NOT NULL
-          AND (e.received_at >= _record_contradictions.since
-               OR (e.status = 'pending' AND e.updated_at >= _record_contradictions.since))
+          AND (e.received_at >= $1
+               OR (e.status = 'pending' AND e.updated_at >= $1))
     ), found (event_id, kind, detail) AS (
         SELECT c.id, 'event_type_mismatch',
                jsonb_build_object('event_type', c.event_type, 'payload_type', c.declared_type)
@@ -2673,6 +2960,7 @@ BEGIN
                        THEN coalesce(e2.payload ->> 'job_id', e2.external_id) END = c.job
               AND e2.event_type IN ('job.completed', 'job.failed', 'job.canceled')
               AND e2.id < c.id
+              AND e2.received_at >= $2
             ORDER BY e2.id
             LIMIT 1
         ) AS first
@@ -2693,18 +2981,19 @@ BEGIN
                'error_missing',       count(*) FILTER (WHERE i.kind = 'error_missing'),
                'status_mismatch',     count(*) FILTER (WHERE i.kind = 'status_mismatch'),
                'duplicate_terminal',  count(*) FILTER (WHERE i.kind = 'duplicate_terminal'))
+    FROM inserted AS i$sql$
     INTO v_checked, v_long, v_new
-    FROM inserted AS i;
+    USING _record_contradictions.since, _record_contradictions.since - interval '30 days';
 
     RETURN jsonb_build_object('checked', v_checked, 'new', v_new, 'jobs_unchecked', v_long);
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (jobs looked up by a job id of at most 255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
+COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (an earlier terminal event of the job received from 30 days before since on; jobs looked up by a job id of at most 255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
 
 CREATE FUNCTION webhooks._refresh_event_types() RETURNS bigint
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 DECLARE
     v_since timestamptz;
     v_rows  bigint;
@@ -2712,18 +3001,20 @@ BEGIN
     SELECT r.refreshed_at - interval '10 minutes' INTO v_since
     FROM webhooks.view_refreshes AS r
     WHERE r.view_name = 'event_types';
-    v_since := coalesce(v_since, now() - interval '8 days');
+    v_since := coalesce(v_since, now() - interval '42 days');
 
+    EXECUTE $sql$
     INSERT INTO webhooks.event_types AS t (provider, event_type, first_seen_at, last_seen_at)
     SELECT e.provider, e.event_type, min(e.received_at), max(e.received_at)
     FROM webhooks.events AS e
-    WHERE e.received_at >= v_since
+    WHERE e.received_at >= $1
     GROUP BY e.provider, e.event_type
     ON CONFLICT ON CONSTRAINT event_types_pkey DO UPDATE
         SET first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
             last_seen_at  = greatest(t.last_seen_at, excluded.last_seen_at)
         WHERE excluded.first_seen_at < t.first_seen_at
-           OR excluded.last_seen_at > t.last_seen_at;
+           OR excluded.last_seen_at > t.last_seen_at$sql$
+    USING v_since;
     GET DIAGNOSTICS v_rows = ROW_COUNT;
 
     DELETE FROM webhooks.event_types AS t
@@ -2731,9 +3022,9 @@ BEGIN
 
     RETURN v_rows;
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks._refresh_event_types() IS 'Private: folds events received since the previous refresh (minus 10 minutes; first time: 8 days) into webhooks.event_types and forgets types unseen for 90 days. Returns the rows inserted or widened. Called by refresh_view(''event_types'').';
+COMMENT ON FUNCTION webhooks._refresh_event_types() IS 'Private: folds events received since the previous refresh (minus 10 minutes; first time: six weeks) into webhooks.event_types and forgets types unseen for 90 days. Returns the rows inserted or widened. Called by refresh_view(''event_types'').';
 
 CREATE FUNCTION webhooks._require_role(role text) RETURNS void
     LANGUAGE plpgsql STABLE
@@ -2777,19 +3068,19 @@ CREATE FUNCTION webhooks._sequence_gaps(provider text, from_seq bigint, to_seq b
     FROM (
         -- the hole at the start of the window, if any
         SELECT _sequence_gaps.from_seq - 1 AS seq,
-               coalesce((SELECT min(e.seq)
-                         FROM webhooks.events AS e
-                         WHERE e.provider = _sequence_gaps.provider
-                           AND e.seq IS NOT NULL
-                           AND e.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq),
+               coalesce((SELECT min(k.seq)
+                         FROM webhooks.keys AS k
+                         WHERE k.provider = _sequence_gaps.provider
+                           AND k.seq IS NOT NULL
+                           AND k.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq),
                         _sequence_gaps.to_seq + 1) AS next_seq
         UNION ALL
         -- the hole after each received id, up to the end of the window
-        SELECT e.seq, lead(e.seq, 1, _sequence_gaps.to_seq + 1) OVER (ORDER BY e.seq)
-        FROM webhooks.events AS e
-        WHERE e.provider = _sequence_gaps.provider
-          AND e.seq IS NOT NULL
-          AND e.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq
+        SELECT k.seq, lead(k.seq, 1, _sequence_gaps.to_seq + 1) OVER (ORDER BY k.seq)
+        FROM webhooks.keys AS k
+        WHERE k.provider = _sequence_gaps.provider
+          AND k.seq IS NOT NULL
+          AND k.seq BETWEEN _sequence_gaps.from_seq AND _sequence_gaps.to_seq
     ) AS w
     CROSS JOIN LATERAL generate_series(w.seq + 1, w.next_seq - 1) AS g (id)
     WHERE w.next_seq > w.seq + 1
@@ -3361,6 +3652,14 @@ $$;
 
 COMMENT ON FUNCTION webhooks._whsec_key(secret text) IS 'Private: the HMAC key of a Standard Webhooks secret: base64 (padded or not) after an optional whsec_ prefix; NULL when not base64, empty when nothing is left. Never raises.';
 
+CREATE FUNCTION webhooks._window_start(span interval) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT pg_catalog.now() - _window_start.span
+$$;
+
+COMMENT ON FUNCTION webhooks._window_start(span interval) IS 'Private: now() - span, declared IMMUTABLE so that the planner folds it into a constant and leaves the day slices of webhooks.history before the window out of the plan. For the materialized views'' windows only (planned afresh at every refresh); a kept plan would keep the time it was planned at.';
+
 CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3383,7 +3682,7 @@ BEGIN
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'pending'
           AND NOT e.order_held
           AND e.run_after <= now()
@@ -3393,7 +3692,7 @@ BEGIN
         LIMIT claim.max_events
         FOR UPDATE SKIP LOCKED
     )
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'processing',
         locked_by    = claim.worker,
         locked_until = now() + claim.lease,
@@ -3426,20 +3725,20 @@ BEGIN
     -- set_ordering(): no settle of it runs meanwhile.
     v_keys := ARRAY(
         SELECT DISTINCT e.order_key
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.provider = clear_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
         ORDER BY 1);
     PERFORM webhooks._order_lock(clear_ordering.provider, k) FROM pg_catalog.unnest(v_keys) AS k;
 
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET order_key  = NULL,
         order_num  = NULL,
         order_text = NULL,
         order_held = false
     FROM (
         SELECT p.id
-        FROM webhooks.events AS p
+        FROM webhooks.inbox AS p
         WHERE p.provider = clear_ordering.provider
           AND p.status = 'pending'
           AND p.order_key IS NOT NULL
@@ -3458,7 +3757,7 @@ CREATE FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer)
     AS $$
 #variable_conflict use_column
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'processed',
         processed_at = now(),
         locked_by    = NULL,
@@ -3491,6 +3790,32 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks.drop_provider(provider text) IS 'Removes a provider''s secrets, so webhooks.ingest_signed() refuses its deliveries as an unknown provider (events already stored stay). Returns whether the provider was configured.';
+
+CREATE FUNCTION webhooks.ensure_history_days(days_ahead integer DEFAULT 7) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_today   date := (now() AT TIME ZONE 'UTC')::date;
+    v_created integer := 0;
+    v_day     date;
+BEGIN
+    IF ensure_history_days.days_ahead IS NULL OR ensure_history_days.days_ahead < 0
+       OR ensure_history_days.days_ahead > 366 THEN
+        RAISE EXCEPTION 'pginbox: days_ahead must be between 0 and 366, got %', ensure_history_days.days_ahead
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR v_day IN SELECT g::date FROM pg_catalog.generate_series(v_today - 1, v_today + ensure_history_days.days_ahead, interval '1 day') AS g LOOP
+        IF pg_catalog.to_regclass('webhooks.history_' || pg_catalog.to_char(v_day, 'YYYYMMDD')) IS NULL THEN
+            PERFORM webhooks._history_slice(v_day);
+            v_created := v_created + 1;
+        END IF;
+    END LOOP;
+    RETURN v_created;
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.ensure_history_days(days_ahead integer) IS 'Creates the missing day slices of webhooks.history from yesterday to days_ahead (0..366, default 7) days ahead, UTC; returns how many it created. Called by prune() and the runner''s schedule.';
 
 CREATE FUNCTION webhooks.expect(provider text, external_id text, deadline timestamp with time zone, status_url text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3561,7 +3886,7 @@ DECLARE
     v_attempt integer;
     v_error   text;
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
         run_after    = CASE WHEN e.attempts >= e.max_attempts THEN e.run_after
                             ELSE now() + least(interval '1 hour',
@@ -3597,8 +3922,8 @@ CREATE FUNCTION webhooks.find_gaps(provider text DEFAULT NULL::text) RETURNS TAB
       AND x.deadline < now()
       AND (find_gaps.provider IS NULL OR x.provider = find_gaps.provider)
       AND NOT EXISTS (
-          SELECT FROM webhooks.events AS e
-          WHERE e.provider = x.provider AND e.external_id = x.external_id)
+          SELECT FROM webhooks.keys AS k
+          WHERE k.provider = x.provider AND k.external_id = x.external_id)
       AND NOT EXISTS (
           SELECT FROM webhooks.tombstones AS t
           WHERE t.provider = x.provider AND t.external_id = x.external_id)
@@ -3767,7 +4092,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET locked_until = now() + heartbeat.extend,
         updated_at   = now()
     WHERE e.id = heartbeat.event_id
@@ -3795,6 +4120,7 @@ DECLARE
     v_row     record;
     v_stored  boolean := false;
     v_ordered boolean := false;
+    v_legacy  boolean;
 BEGIN
     IF coalesce(cardinality(ingest_batch.external_ids), 0) <> v_n
        OR coalesce(cardinality(ingest_batch.event_types), 0) <> v_n
@@ -3811,6 +4137,7 @@ BEGIN
     IF v_n = 0 THEN
         RETURN;
     END IF;
+    SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
     v_ids := array_fill(NULL::bigint, ARRAY[v_n]);
     v_out := array_fill(NULL::text, ARRAY[v_n]);
     v_err := array_fill(NULL::text, ARRAY[v_n]);
@@ -3832,8 +4159,10 @@ BEGIN
         END IF;
     END LOOP;
 
-    -- 2. One INSERT for the first element of each key (and of each body
-    --    digest) among the valid ones: new keys are created here. No two
+    -- 2. One INSERT into webhooks.keys for the first element of each key
+    --    (and of each body digest) among the valid ones, chained into one
+    --    INSERT into the queue for the keys it stored: new keys are created
+    --    here. No two
     --    rows of the INSERT conflict with each other, so its order is free:
     --    by key, the order every batch takes, so that two batches sharing
     --    keys wait for each other instead of deadlocking. A conflict with a
@@ -3854,12 +4183,22 @@ BEGIN
               -- A provider with ordering goes through ingest_webhook, which
               -- places each event in its sequence (step 3).
               AND (u.p = ANY (webhooks._ordered_providers())) IS NOT TRUE
+              -- While keys of events stored before storage v2 are still
+              -- being copied into webhooks.keys, every element goes through
+              -- ingest_webhook, which also looks in the queue's old unique key.
+              AND NOT v_legacy
         ), firsts AS (
             SELECT i.* FROM input AS i WHERE i.nth_key = 1 AND (i.d IS NULL OR i.nth_body = 1)
-        ), created AS (
-            INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256, trace_parent)
-            SELECT f.p, f.x, f.t, f.pl, f.s, f.d, f.tp FROM firsts AS f ORDER BY f.p, f.x
+        ), keyed AS (
+            INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at, body_sha256)
+            SELECT f.p, f.x, nextval('webhooks.events_id_seq'), now(), f.d FROM firsts AS f ORDER BY f.p, f.x
             ON CONFLICT DO NOTHING
+            RETURNING k.event_id, k.provider, k.external_id
+        ), created AS (
+            INSERT INTO webhooks.inbox AS e (id, provider, external_id, event_type, payload, source, body_sha256, trace_parent)
+            SELECT k.event_id, f.p, f.x, f.t, f.pl, f.s, f.d, f.tp
+            FROM keyed AS k
+            JOIN firsts AS f ON f.p = k.provider AND f.x = k.external_id
             RETURNING e.id, e.provider, e.external_id
         )
         SELECT f.ord, c.id
@@ -3963,6 +4302,9 @@ DECLARE
     v_oldkey   text;
     v_until    timestamptz;
     v_trace    text;
+    v_recv     timestamptz;
+    v_legacy   boolean;
+    v_new      bigint;
 BEGIN
     IF ingest_webhook.trace_parent IS NOT NULL
        AND ingest_webhook.trace_parent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' THEN
@@ -3999,25 +4341,42 @@ BEGIN
         END IF;
 
         -- An unsigned key: never 'updated'. The loop only repeats when a
-        -- concurrent prune deletes the row between two statements.
+        -- concurrent prune deletes the key between two statements.
         FOR v_try IN 1..3 LOOP
             -- 1. Look, without locking: a known key, then a known body, is a
             --    duplicate, read-only. Neither look decides that the delivery
-            --    is new: only the unique indexes do, in step 2.
-            SELECT e.id,
-                   CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
-                        ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
-            INTO v_id, v_changes
-            FROM webhooks.events AS e
-            WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+            --    is new: only the unique indexes of webhooks.keys do, in
+            --    step 2.
+            SELECT k.event_id, k.received_at, k.body_sha256 <> ingest_webhook.body_sha256
+            INTO v_id, v_recv, v_changes
+            FROM webhooks.keys AS k
+            WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
             IF v_id IS NULL THEN
+                SELECT k.event_id, false INTO v_id, v_changes
+                FROM webhooks.keys AS k
+                WHERE k.provider = ingest_webhook.provider AND k.body_sha256 = ingest_webhook.body_sha256;
+            END IF;
+            IF v_id IS NULL AND v_try = 1 THEN
+                SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+            END IF;
+            IF v_id IS NULL AND v_legacy THEN
+                -- Keys of events stored before storage v2 not copied yet.
                 SELECT e.id, false INTO v_id, v_changes
+                FROM webhooks.inbox AS e
+                WHERE e.provider = ingest_webhook.provider
+                  AND (e.external_id = ingest_webhook.external_id OR e.body_sha256 = ingest_webhook.body_sha256)
+                LIMIT 1;
+            END IF;
+            IF v_id IS NOT NULL AND v_changes IS NULL THEN
+                -- The key was stored from a signed body: compare payloads
+                -- (for the NOTICE only), in the inbox or the key's day.
+                SELECT e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload INTO v_changes
                 FROM webhooks.events AS e
-                WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
+                WHERE e.id = v_id AND e.received_at = v_recv;
             END IF;
 
-            -- 2. Neither is known: one insert, which any unique violation
-            --    (the key or the body) turns into nothing.
+            -- 2. Neither is known: one insert into webhooks.keys, which any
+            --    unique violation (the key or the body) turns into nothing.
             IF v_id IS NULL THEN
                 IF v_held IS NULL THEN
                     v_held := false;
@@ -4039,15 +4398,18 @@ BEGIN
                     END IF;
                     PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_okey);
                 END IF;
-                INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source, body_sha256,
-                                                  order_key, order_num, order_text, order_held, trace_parent)
-                VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
-                        ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
-                        v_okey, v_onum, v_otext, v_held, v_trace)
+                INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at, body_sha256)
+                VALUES (ingest_webhook.provider, ingest_webhook.external_id,
+                        nextval('webhooks.events_id_seq'), now(), ingest_webhook.body_sha256)
                 ON CONFLICT DO NOTHING
-                RETURNING e.id INTO v_id;
+                RETURNING k.event_id INTO v_id;
 
                 IF v_id IS NOT NULL THEN
+                    INSERT INTO webhooks.inbox (id, provider, external_id, event_type, payload, source, body_sha256,
+                                                order_key, order_num, order_text, order_held, trace_parent)
+                    VALUES (v_id, ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                            ingest_webhook.payload, ingest_webhook.source, ingest_webhook.body_sha256,
+                            v_okey, v_onum, v_otext, v_held, v_trace);
                     IF v_held THEN
                         PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
                     END IF;
@@ -4059,66 +4421,69 @@ BEGIN
                     RETURN NEXT;
                     RETURN;
                 END IF;
-
                 -- 3. A concurrent delivery of the key or the body got there
                 --    first. ON CONFLICT waited for it, so it is committed and
-                --    visible to these statements' fresh snapshots.
-                SELECT e.id,
-                       CASE WHEN e.body_sha256 IS NOT NULL THEN e.body_sha256 <> ingest_webhook.body_sha256
-                            ELSE e.payload IS NOT NULL AND e.payload <> ingest_webhook.payload END
-                INTO v_id, v_changes
-                FROM webhooks.events AS e
-                WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-                IF v_id IS NULL THEN
-                    SELECT e.id, false INTO v_id, v_changes
-                    FROM webhooks.events AS e
-                    WHERE e.provider = ingest_webhook.provider AND e.body_sha256 = ingest_webhook.body_sha256;
-                END IF;
+                --    visible to the next round's fresh snapshots.
+                CONTINUE;
             END IF;
 
-            IF v_id IS NOT NULL THEN
-                IF v_changes THEN
-                    RAISE NOTICE 'pginbox: different body under a stored key'
-                        USING DETAIL = format('provider %s, external_id %s, event_id %s: the key is not signed, '
-                                              'so the stored payload was kept', ingest_webhook.provider,
-                                              ingest_webhook.external_id, v_id);
-                END IF;
+            IF coalesce(v_changes, false) THEN
+                RAISE NOTICE 'pginbox: different body under a stored key'
+                    USING DETAIL = format('provider %s, external_id %s, event_id %s: the key is not signed, '
+                                          'so the stored payload was kept', ingest_webhook.provider,
+                                          ingest_webhook.external_id, v_id);
+            END IF;
+            event_id := v_id;
+            outcome  := 'duplicate';
+            RETURN NEXT;
+            RETURN;
+        END LOOP;
+
+        RAISE EXCEPTION 'pginbox: could not ingest %/%: the key vanished three times while deduplicating',
+            ingest_webhook.provider, ingest_webhook.external_id
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+
+    -- A key from the signed body (no digest).
+    FOR v_try IN 1..3 LOOP
+        -- 1. Look, without locking. A known key whose event would not change
+        --    (no longer in the queue or no longer pending, stored under an
+        --    unsigned key, or the same payload) is a duplicate and ends
+        --    here: a read-only transaction (no xid, no WAL, no flush at
+        --    commit) that never waits on another delivery's row lock. The
+        --    look never decides that a key is new: only the primary key of
+        --    webhooks.keys does, in step 2.
+        v_id := NULL;
+        v_changes := NULL;
+        v_oldkey := NULL;
+        SELECT k.event_id INTO v_id
+        FROM webhooks.keys AS k
+        WHERE k.provider = ingest_webhook.provider AND k.external_id = ingest_webhook.external_id;
+        IF v_id IS NULL AND v_try = 1 THEN
+            SELECT s.keys_pending INTO v_legacy FROM webhooks.storage_state AS s;
+        END IF;
+        IF v_id IS NULL AND v_legacy THEN
+            -- Keys of events stored before storage v2 not copied yet.
+            SELECT e.id INTO v_id
+            FROM webhooks.inbox AS e
+            WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
+        END IF;
+        IF v_id IS NOT NULL THEN
+            SELECT (e.status = 'pending' AND e.body_sha256 IS NULL
+                    AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
+            INTO v_changes, v_oldkey
+            FROM webhooks.inbox AS e
+            WHERE e.id = v_id;
+            IF NOT coalesce(v_changes, false) THEN
                 event_id := v_id;
                 outcome  := 'duplicate';
                 RETURN NEXT;
                 RETURN;
             END IF;
-        END LOOP;
-
-        RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',
-            ingest_webhook.provider, ingest_webhook.external_id
-            USING ERRCODE = 'serialization_failure';
-    END IF;
-
-    -- A key from the signed body (no digest): as before.
-    FOR v_try IN 1..3 LOOP
-        -- 1. Look, without locking. A known key whose row would not change
-        --    (no longer pending, stored under an unsigned key, or the same
-        --    payload) is a duplicate and ends here: a read-only transaction
-        --    (no xid, no WAL, no flush at commit) that never waits on another
-        --    delivery's row lock. The look never decides that a key is new:
-        --    only the unique key does, in step 2.
-        SELECT e.id, (e.status = 'pending' AND e.body_sha256 IS NULL
-                      AND e.payload IS DISTINCT FROM ingest_webhook.payload), e.order_key
-        INTO v_id, v_changes, v_oldkey
-        FROM webhooks.events AS e
-        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-
-        IF v_id IS NOT NULL AND NOT v_changes THEN
-            event_id := v_id;
-            outcome  := 'duplicate';
-            RETURN NEXT;
-            RETURN;
         END IF;
 
-        -- 2. A new key, or a pending event with another payload: the one
-        --    atomic upsert decides, exactly as before the look existed. An
-        --    ordered event's place in its sequence is computed once, here
+        -- 2. A new key, or a pending event with another payload. An ordered
+        --    event's place in its sequence is computed once, here
         --    (_order_ingest); a reconciled payload gets it again, and the
         --    trigger events_order_sync settles the sequences it left and
         --    joined. Both locks are taken here, within the same bounded wait
@@ -4127,8 +4492,7 @@ BEGIN
         --    them (pginbox.order_ingest): the delivery never waits longer.
         --    Whether the provider is ordered is read from
         --    _ordered_providers(), a constant: a provider without ordering
-        --    reads no table for it, and the transaction locks no more
-        --    relations than the INSERT needs.
+        --    reads no table for it.
         IF v_held IS NULL THEN
             v_held := false;
             IF ingest_webhook.provider = ANY (webhooks._ordered_providers()) THEN
@@ -4156,57 +4520,63 @@ BEGIN
             END IF;
             PERFORM webhooks._order_busy(ingest_webhook.provider, ingest_webhook.external_id, v_oldkey);
         END IF;
-        IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
-        END IF;
-        INSERT INTO webhooks.events AS e (provider, external_id, event_type, payload, source,
-                                          order_key, order_num, order_text, order_held, trace_parent)
-        VALUES (ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type, ingest_webhook.payload, ingest_webhook.source,
-                v_okey, v_onum, v_otext, v_held, v_trace)
-        ON CONFLICT ON CONSTRAINT events_provider_external_id_key DO UPDATE
-            SET payload    = excluded.payload,
-                event_type = excluded.event_type,
-                revision   = e.revision + 1,
-                updated_at = now(),
-                order_key  = excluded.order_key,
-                order_num  = excluded.order_num,
-                order_text = excluded.order_text,
-                order_held = excluded.order_key IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM excluded.order_key)
-            WHERE e.status = 'pending'
-              AND e.body_sha256 IS NULL
-              AND e.payload IS DISTINCT FROM excluded.payload
-        RETURNING e.id, e.revision INTO v_id, v_revision;
-        IF v_ordered THEN
-            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
-        END IF;
 
-        IF v_id IS NOT NULL THEN
-            IF v_revision = 1 AND v_held THEN
+        IF v_id IS NULL THEN
+            -- The key's one arbiter: its primary key.
+            INSERT INTO webhooks.keys AS k (provider, external_id, event_id, received_at)
+            VALUES (ingest_webhook.provider, ingest_webhook.external_id, nextval('webhooks.events_id_seq'), now())
+            ON CONFLICT ON CONSTRAINT keys_pkey DO NOTHING
+            RETURNING k.event_id INTO v_new;
+            IF v_new IS NULL THEN
+                -- 3. A concurrent delivery stored the key first. ON CONFLICT
+                --    waited for it, so it is committed, and the next round's
+                --    look sees it.
+                CONTINUE;
+            END IF;
+            INSERT INTO webhooks.inbox (id, provider, external_id, event_type, payload, source,
+                                        order_key, order_num, order_text, order_held, trace_parent)
+            VALUES (v_new, ingest_webhook.provider, ingest_webhook.external_id, ingest_webhook.event_type,
+                    ingest_webhook.payload, ingest_webhook.source, v_okey, v_onum, v_otext, v_held, v_trace);
+            IF v_held THEN
                 PERFORM webhooks._order_settle(ingest_webhook.provider, v_okey);
             END IF;
             IF ingest_webhook.notify THEN
                 PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
             END IF;
-            event_id := v_id;
-            outcome  := CASE WHEN v_revision = 1 THEN 'created' ELSE 'updated' END;
+            event_id := v_new;
+            outcome  := 'created';
             RETURN NEXT;
             RETURN;
         END IF;
 
-        -- 3. The upsert wrote nothing: a concurrent delivery got there first
-        --    (between the look and the upsert) and the row is not a pending
-        --    event with a different payload. ON CONFLICT locked the row, so
-        --    it is committed and visible to this statement's fresh snapshot.
-        SELECT e.id INTO v_id
-        FROM webhooks.events AS e
-        WHERE e.provider = ingest_webhook.provider AND e.external_id = ingest_webhook.external_id;
-
-        IF v_id IS NOT NULL THEN
-            event_id := v_id;
-            outcome  := 'duplicate';
-            RETURN NEXT;
-            RETURN;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'on', true);
         END IF;
+        UPDATE webhooks.inbox AS e
+        SET payload    = ingest_webhook.payload,
+            event_type = ingest_webhook.event_type,
+            revision   = e.revision + 1,
+            updated_at = now(),
+            order_key  = v_okey,
+            order_num  = v_onum,
+            order_text = v_otext,
+            order_held = v_okey IS NOT NULL AND (e.order_held OR e.order_key IS DISTINCT FROM v_okey)
+        WHERE e.id = v_id
+          AND e.status = 'pending'
+          AND e.body_sha256 IS NULL
+          AND e.payload IS DISTINCT FROM ingest_webhook.payload
+        RETURNING e.revision INTO v_revision;
+        IF v_ordered THEN
+            PERFORM pg_catalog.set_config('pginbox.order_ingest', 'off', true);
+        END IF;
+        IF ingest_webhook.notify AND v_revision IS NOT NULL THEN
+            PERFORM pg_notify('webhooks_events', ingest_webhook.provider);
+        END IF;
+        -- No row changed: a concurrent delivery or a worker got there first.
+        event_id := v_id;
+        outcome  := CASE WHEN v_revision IS NOT NULL THEN 'updated' ELSE 'duplicate' END;
+        RETURN NEXT;
+        RETURN;
     END LOOP;
 
     RAISE EXCEPTION 'pginbox: could not ingest %/%: the row vanished three times while deduplicating',
@@ -4237,7 +4607,7 @@ BEGIN
     RETURN QUERY
     SELECT e.*
     FROM unnest(leased_events.event_ids, leased_events.attempts) WITH ORDINALITY AS x(id, attempt, n)
-    JOIN webhooks.events AS e ON e.id = x.id
+    JOIN webhooks.inbox AS e ON e.id = x.id
     WHERE e.status IS NOT DISTINCT FROM 'processing'
       AND e.locked_by = leased_events.worker
       AND e.attempts = x.attempt
@@ -4246,6 +4616,124 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) IS 'Returns the rows of event_ids that are still processing, locked by worker, at the matching attempts (parallel arrays), in the order given; events whose lease was lost are left out. Raises on NULL arguments or arrays of different lengths.';
+
+CREATE FUNCTION webhooks.move_history(max_rows integer DEFAULT 10000) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_state   webhooks.storage_state%ROWTYPE;
+    v_ids     bigint[];
+    v_days    date[];
+    v_live    date[];
+    v_day     date;
+    v_copied  bigint := 0;
+    v_moved   bigint := 0;
+    v_deleted bigint := 0;
+    v_last    bigint;
+BEGIN
+    IF move_history.max_rows IS NULL OR move_history.max_rows < 1 OR move_history.max_rows > 1000000 THEN
+        RAISE EXCEPTION 'pginbox: max_rows must be between 1 and 1000000, got %', move_history.max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT * INTO v_state FROM webhooks.storage_state;
+    IF v_state.keys_pending THEN
+        -- One copier at a time: the row lock on the state.
+        SELECT * INTO v_state FROM webhooks.storage_state FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN pg_catalog.jsonb_build_object('keys_copied', 0, 'moved', 0, 'deleted', 0,
+                                                 'keys_pending', true, 'more', false);
+        END IF;
+        WITH batch AS MATERIALIZED (
+            SELECT e.id, e.provider, e.external_id, e.received_at, e.body_sha256
+            FROM webhooks.inbox AS e
+            WHERE e.id > v_state.keys_cursor AND e.id <= v_state.keys_upto
+            ORDER BY e.id
+            LIMIT move_history.max_rows
+        ), copied AS (
+            INSERT INTO webhooks.keys (provider, external_id, event_id, received_at, body_sha256)
+            SELECT b.provider, b.external_id, b.id, b.received_at, b.body_sha256 FROM batch AS b
+            ON CONFLICT DO NOTHING
+            RETURNING 1
+        )
+        SELECT (SELECT max(b.id) FROM batch AS b), (SELECT count(*) FROM copied) INTO v_last, v_copied;
+        IF v_last IS NULL OR v_last >= v_state.keys_upto THEN
+            UPDATE webhooks.storage_state
+            SET keys_pending = false, keys_cursor = v_state.keys_upto, keys_copied = keys_copied + v_copied,
+                keys_done_at = now();
+        ELSE
+            UPDATE webhooks.storage_state
+            SET keys_cursor = v_last, keys_copied = keys_copied + v_copied;
+        END IF;
+        RETURN pg_catalog.jsonb_build_object('keys_copied', v_copied, 'moved', 0, 'deleted', 0,
+                                             'keys_pending', v_last IS NOT NULL AND v_last < v_state.keys_upto,
+                                             'more', true);
+    END IF;
+
+    -- Pick and lock, then make sure each day has its slice, then move.
+    SELECT pg_catalog.array_agg(p.id), pg_catalog.array_agg(DISTINCT (p.received_at AT TIME ZONE 'UTC')::date)
+    INTO v_ids, v_days
+    FROM (
+        SELECT e.id, e.received_at
+        FROM webhooks.inbox AS e
+        WHERE e.status = 'processed'
+        ORDER BY e.status, e.received_at, e.id
+        LIMIT move_history.max_rows
+        FOR UPDATE SKIP LOCKED
+    ) AS p;
+    IF v_ids IS NULL THEN
+        RETURN pg_catalog.jsonb_build_object('keys_copied', 0, 'moved', 0, 'deleted', 0,
+                                             'keys_pending', false, 'more', false);
+    END IF;
+
+    v_live := '{}';
+    FOREACH v_day IN ARRAY v_days LOOP
+        IF EXISTS (SELECT FROM webhooks.history_days AS d WHERE d.day = v_day AND d.state = 'dropped') THEN
+            CONTINUE;
+        END IF;
+        PERFORM webhooks._history_slice(v_day);
+        v_live := v_live || v_day;
+    END LOOP;
+
+    WITH gone AS (
+        DELETE FROM webhooks.inbox AS e
+        WHERE e.id = ANY (v_ids)
+        RETURNING e.*
+    ), moved AS (
+        INSERT INTO webhooks.history (id, provider, external_id, event_type, status, payload, source, received_at,
+                                      revision, updated_at, claimed_at, processed_at, attempts, max_attempts,
+                                      run_after, locked_by, locked_until, last_error, payload_pruned_at,
+                                      body_sha256, order_key, order_num, order_text, order_held, out_of_order,
+                                      trace_parent, trace_link)
+        SELECT g.id, g.provider, g.external_id, g.event_type, g.status, g.payload, g.source, g.received_at,
+               g.revision, g.updated_at, g.claimed_at, g.processed_at, g.attempts, g.max_attempts,
+               g.run_after, g.locked_by, g.locked_until, g.last_error, g.payload_pruned_at,
+               g.body_sha256, g.order_key, g.order_num, g.order_text, g.order_held, g.out_of_order,
+               g.trace_parent, g.trace_link
+        FROM gone AS g
+        WHERE (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
+        RETURNING 1
+    ), kept AS (
+        -- pginbox_out_of_order_total counts stored events marked
+        -- out_of_order plus those gone with a dropped day.
+        INSERT INTO webhooks.out_of_order_pruned AS p (provider, events)
+        SELECT g.provider, count(*) FROM gone AS g
+        WHERE g.out_of_order AND NOT (g.received_at AT TIME ZONE 'UTC')::date = ANY (v_live)
+        GROUP BY g.provider
+        ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()
+    )
+    SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM gone) INTO v_moved, v_deleted;
+    v_deleted := v_deleted - v_moved;
+    UPDATE webhooks.storage_state SET moved = moved + v_moved;
+
+    RETURN pg_catalog.jsonb_build_object('keys_copied', 0, 'moved', v_moved, 'deleted', v_deleted,
+                                         'keys_pending', false,
+                                         'more', pg_catalog.cardinality(v_ids) >= move_history.max_rows);
+END;
+$$;
+
+COMMENT ON FUNCTION webhooks.move_history(max_rows integer) IS 'Moves up to max_rows (1..1000000, default 10000) processed events from the queue (webhooks.inbox) into their day slices of webhooks.history, creating a missing slice; an event of a day prune() dropped is deleted instead (its key stays). After an upgrade it first copies the keys of older events into webhooks.keys, max_rows per call. Never waits for a worker (SKIP LOCKED). Returns {"keys_copied", "moved", "deleted", "keys_pending", "more"}.';
 
 CREATE FUNCTION webhooks.pause(provider text, reason text, actor text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4318,6 +4806,7 @@ CREATE FUNCTION webhooks.process_batch(handler regprocedure, worker text, event_
 #variable_conflict use_column
 DECLARE
     v_fn     text;
+    v_cast   text;
     v_sql    text;
     v_ev     webhooks.events;
     v_t0     timestamptz;
@@ -4329,14 +4818,17 @@ DECLARE
     v_next   webhooks.events;
     v_done   bigint[] := '{}';
 BEGIN
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
-    INTO v_fn
+    -- A handler takes webhooks.events (the view's row), or webhooks.inbox: a
+    -- handler created before storage v2 took the table, which was renamed.
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname),
+           CASE WHEN p.proargtypes[0] = 'webhooks.inbox'::pg_catalog.regtype THEN '::webhooks.inbox' ELSE '' END
+    INTO v_fn, v_cast
     FROM pg_catalog.pg_proc AS p
     JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
     WHERE p.oid = process_batch.handler
       AND p.prokind = 'f'
       AND p.pronargs = 1
-      AND p.proargtypes[0] = 'webhooks.events'::pg_catalog.regtype;
+      AND p.proargtypes[0] IN ('webhooks.events'::pg_catalog.regtype, 'webhooks.inbox'::pg_catalog.regtype);
     IF v_fn IS NULL THEN
         RAISE EXCEPTION 'pginbox: handler % must be a function taking one webhooks.events argument',
             coalesce(process_batch.handler::text, 'NULL')
@@ -4346,7 +4838,7 @@ BEGIN
         RAISE EXCEPTION 'pginbox: at most 10000 events per batch, got %', pg_catalog.cardinality(process_batch.event_ids)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    v_sql := 'SELECT ' || v_fn || '($1)';
+    v_sql := 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '($1)' ELSE '(ROW(($1).*)' || v_cast || ')' END;
     v_room := coalesce(pg_catalog.cardinality(process_batch.event_ids), 0);
 
     FOR v_ev IN SELECT * FROM webhooks.leased_events(process_batch.worker, process_batch.event_ids, process_batch.attempts) LOOP
@@ -4426,6 +4918,7 @@ CREATE FUNCTION webhooks.process_pending(handler regprocedure, worker text, max_
 #variable_conflict use_column
 DECLARE
     v_fn     text;
+    v_cast   text;
     v_evs    webhooks.events[];
     v_ids    bigint[];
     v_ev     webhooks.events;
@@ -4433,14 +4926,17 @@ DECLARE
     v_failed boolean := false;
     v_stuck  text[] := '{}';
 BEGIN
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
-    INTO v_fn
+    -- A handler takes webhooks.events (the view's row), or webhooks.inbox: a
+    -- handler created before storage v2 took the table, which was renamed.
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname),
+           CASE WHEN p.proargtypes[0] = 'webhooks.inbox'::pg_catalog.regtype THEN '::webhooks.inbox' ELSE '' END
+    INTO v_fn, v_cast
     FROM pg_catalog.pg_proc AS p
     JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
     WHERE p.oid = process_pending.handler
       AND p.prokind = 'f'
       AND p.pronargs = 1
-      AND p.proargtypes[0] = 'webhooks.events'::pg_catalog.regtype;
+      AND p.proargtypes[0] IN ('webhooks.events'::pg_catalog.regtype, 'webhooks.inbox'::pg_catalog.regtype);
     IF v_fn IS NULL THEN
         RAISE EXCEPTION 'pginbox: handler % must be a function taking one webhooks.events argument',
             coalesce(process_pending.handler::text, 'NULL')
@@ -4462,7 +4958,8 @@ BEGIN
     v_ids := ARRAY(SELECT x.id FROM pg_catalog.unnest(v_evs) AS x);
 
     BEGIN
-        EXECUTE 'SELECT ' || v_fn || '(x) FROM pg_catalog.unnest($1) AS x' USING v_evs;
+        EXECUTE 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '(x)' ELSE '(ROW(x.*)' || v_cast || ')' END
+                || ' FROM pg_catalog.unnest($1) AS x' USING v_evs;
         IF webhooks._mark_processed(v_ids) <> v_n THEN
             RAISE EXCEPTION 'pginbox: % locked events could not all be marked processed', v_n
                 USING ERRCODE = 'PX002';
@@ -4487,7 +4984,7 @@ BEGIN
         event_id := v_ev.id;
         attempt  := v_ev.attempts;
         BEGIN
-            EXECUTE 'SELECT ' || v_fn || '($1)' USING v_ev;
+            EXECUTE 'SELECT ' || v_fn || CASE WHEN v_cast = '' THEN '($1)' ELSE '(ROW(($1).*)' || v_cast || ')' END USING v_ev;
             IF webhooks._mark_processed(ARRAY[v_ev.id]) <> 1 THEN
                 RAISE EXCEPTION 'pginbox: locked event % could not be marked processed', v_ev.id
                     USING ERRCODE = 'PX002';
@@ -4532,6 +5029,15 @@ DECLARE
     v_more           boolean := false;
     v_limit          integer;
     v_n              bigint;
+    v_min            bigint;
+    v_max            bigint;
+    v_day            date;
+    v_cutoff_day     date;
+    v_slice          text;
+    v_locked         boolean;
+    v_busy           text;
+    v_days           integer := 0;
+    v_lock_timeout   text := pg_catalog.current_setting('lock_timeout');
 BEGIN
     IF prune.keep_payload IS NULL OR prune.keep_payload <= interval '0' THEN
         RAISE EXCEPTION 'pginbox: keep_payload must be a positive interval, got %', prune.keep_payload
@@ -4551,7 +5057,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- Stage 1: payloads of processed events.
+    -- Stage 0: the coming days' slices of history.
+    PERFORM webhooks.ensure_history_days(7);
+
+    -- Stage 1: payloads of processed events still in the queue (not yet
+    -- moved into history), row by row as before; history's days are dropped
+    -- whole at the end (stage 4).
     LOOP
         v_limit := least(prune.batch_size, coalesce(prune.max_rows - v_payloads, prune.batch_size));
         IF v_limit <= 0 THEN
@@ -4560,7 +5071,7 @@ BEGIN
         END IF;
         WITH batch AS MATERIALIZED (
             SELECT e.id
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             WHERE e.status = 'processed'
               AND e.payload IS NOT NULL
               AND e.received_at < v_payload_cutoff
@@ -4568,7 +5079,7 @@ BEGIN
             LIMIT v_limit
             FOR UPDATE SKIP LOCKED
         )
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET payload = NULL, payload_pruned_at = now()
         FROM batch
         WHERE e.id = batch.id;
@@ -4577,7 +5088,15 @@ BEGIN
         EXIT WHEN v_n < v_limit;
     END LOOP;
 
-    -- Stage 2: whole rows, finished ones only, after keep_keys.
+    -- Stage 2: keys, after keep_keys, with whatever finished event of theirs
+    -- is still in the queue (processed, or dead). A key whose event is
+    -- still to run (pending, processing) stays, and so does every key of a
+    -- day whose history is not dropped yet (prune was busy): an event in
+    -- webhooks.events always has its key.
+    SELECT least(v_keys_cutoff, coalesce(min(d.day)::timestamp AT TIME ZONE 'UTC', v_keys_cutoff))
+    INTO v_keys_cutoff
+    FROM webhooks.history_days AS d
+    WHERE d.state = 'live';
     LOOP
         v_limit := least(prune.batch_size, coalesce(prune.max_rows - v_events, prune.batch_size));
         IF v_limit <= 0 THEN
@@ -4585,23 +5104,28 @@ BEGIN
             EXIT;
         END IF;
         WITH batch AS MATERIALIZED (
-            SELECT e.id
-            FROM webhooks.events AS e
-            WHERE e.received_at < v_keys_cutoff
-              AND e.status IN ('processed', 'dead')
+            SELECT k.provider, k.external_id, k.event_id
+            FROM webhooks.keys AS k
+            WHERE k.received_at < v_keys_cutoff
+              AND NOT EXISTS (SELECT FROM webhooks.inbox AS e
+                              WHERE e.id = k.event_id AND e.status IN ('pending', 'processing'))
             LIMIT v_limit
             FOR UPDATE SKIP LOCKED
-        ), gone AS (
-            DELETE FROM webhooks.events AS e
+        ), gone_events AS (
+            DELETE FROM webhooks.inbox AS e
             USING batch
-            WHERE e.id = batch.id
+            WHERE e.id = batch.event_id
+              AND e.status IN ('processed', 'dead')
             RETURNING e.provider, e.out_of_order
         ), kept AS (
-            -- pginbox_out_of_order_total counts the stored events marked
-            -- out_of_order plus these: it must never go down.
             INSERT INTO webhooks.out_of_order_pruned AS p (provider, events)
-            SELECT g.provider, count(*) FROM gone AS g WHERE g.out_of_order GROUP BY g.provider
+            SELECT g.provider, count(*) FROM gone_events AS g WHERE g.out_of_order GROUP BY g.provider
             ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()
+        ), gone AS (
+            DELETE FROM webhooks.keys AS k
+            USING batch
+            WHERE k.provider = batch.provider AND k.external_id = batch.external_id
+            RETURNING 1
         )
         SELECT count(*) INTO v_n FROM gone;
         v_events := v_events + v_n;
@@ -4631,6 +5155,68 @@ BEGIN
         GET DIAGNOSTICS v_marks = ROW_COUNT;
     END IF;
 
+    -- Stage 4: history, a day at a time: every slice whose whole day is older
+    -- than keep_payload is detached and dropped (catalog work: no row is
+    -- written one by one). Last, because DETACH holds ACCESS EXCLUSIVE on
+    -- webhooks.history until this call commits: readers of webhooks.events
+    -- and moves into history wait that long; ingest, claims and completions
+    -- never touch history. Each DETACH waits 50 ms at most for the lock,
+    -- five times; then this call stops with "busy" and "more".
+    v_cutoff_day := (v_payload_cutoff AT TIME ZONE 'UTC')::date;
+    FOR v_day IN
+        SELECT d.day FROM webhooks.history_days AS d
+        WHERE d.state = 'live' AND d.day < v_cutoff_day
+        ORDER BY d.day
+    LOOP
+        IF prune.max_rows IS NOT NULL AND v_payloads >= prune.max_rows THEN
+            v_more := true;
+            EXIT;
+        END IF;
+        v_slice := 'history_' || pg_catalog.to_char(v_day, 'YYYYMMDD');
+        IF pg_catalog.to_regclass('webhooks.' || v_slice) IS NOT NULL THEN
+            -- Take the slice's lock first, briefly, retrying: a reader of
+            -- webhooks.events or a move into history holds it off only
+            -- for as long as its statement runs, and ingest never waits.
+            v_locked := false;
+            FOR v_try IN 1..5 LOOP
+                BEGIN
+                    PERFORM pg_catalog.set_config('lock_timeout', '50ms', true);
+                    EXECUTE pg_catalog.format('ALTER TABLE webhooks.history DETACH PARTITION webhooks.%I', v_slice);
+                    PERFORM pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
+                    v_locked := true;
+                    EXIT;
+                EXCEPTION WHEN lock_not_available THEN
+                    PERFORM pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
+                    PERFORM pg_catalog.pg_sleep(0.02 * (2 ^ v_try));
+                END;
+            END LOOP;
+            IF NOT v_locked THEN
+                v_busy := v_slice;
+                v_more := true;
+                EXIT;
+            END IF;
+            EXECUTE pg_catalog.format(
+                'SELECT count(*), min(id), max(id) FROM webhooks.%I', v_slice) INTO v_n, v_min, v_max;
+            -- pginbox_out_of_order_total counts the stored events marked
+            -- out_of_order plus those gone: it must never go down.
+            EXECUTE pg_catalog.format(
+                'INSERT INTO webhooks.out_of_order_pruned AS p (provider, events) '
+                'SELECT s.provider, count(*) FROM webhooks.%I AS s WHERE s.out_of_order GROUP BY s.provider '
+                'ON CONFLICT (provider) DO UPDATE SET events = p.events + excluded.events, updated_at = now()',
+                v_slice);
+            EXECUTE pg_catalog.format('DROP TABLE webhooks.%I', v_slice);
+        ELSE
+            v_n := 0;
+            v_min := NULL;
+            v_max := NULL;
+        END IF;
+        UPDATE webhooks.history_days AS d
+        SET state = 'dropped', dropped_at = now(), events = v_n, min_id = v_min, max_id = v_max
+        WHERE d.day = v_day;
+        v_payloads := v_payloads + v_n;
+        v_days := v_days + 1;
+    END LOOP;
+
     RETURN jsonb_build_object(
         'payloads_pruned', v_payloads,
         'events_deleted', v_events,
@@ -4638,12 +5224,14 @@ BEGIN
         'tombstones_deleted', v_tombstones,
         'reconcile_runs_deleted', v_runs,
         'order_marks_deleted', v_marks,
+        'days_dropped', v_days,
+        'busy', v_busy,
         'more', v_more
     );
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer, max_rows bigint) IS 'Retention: drops payloads of processed events received before now() - keep_payload, and whole finished rows (processed or dead) received before now() - keep_keys, which must be longer so late redeliveries still dedupe; with them met expectations and tombstones older than keep_keys, reconcile runs older than keep_payload, and the order marks of sequences last processed before keep_keys. Works in batches of batch_size; stops after max_rows of each kind and then reports "more": true. Returns the counts as jsonb.';
+COMMENT ON FUNCTION webhooks.prune(keep_payload interval, keep_keys interval, batch_size integer, max_rows bigint) IS 'Retention: drops the day slices of webhooks.history older than now() - keep_payload (whole UTC days) and the payloads of processed events still in the queue received before it, and deletes the dedup keys (webhooks.keys) received before now() - keep_keys, which must be longer so late redeliveries still dedupe, with their finished events (processed or dead) still in the queue; with them met expectations and tombstones older than keep_keys, reconcile runs older than keep_payload, and the order marks of sequences last processed before keep_keys. Creates the coming week''s day slices. Works in batches of batch_size; stops after max_rows of each kind, or at a slice whose lock stays taken ("busy"), and then reports "more": true. Returns the counts as jsonb.';
 
 CREATE FUNCTION webhooks.reconcile(trigger text DEFAULT 'manual'::text, batch_size integer DEFAULT 1000, max_batches integer DEFAULT 100, lookback interval DEFAULT '00:10:00'::interval, recheck_all boolean DEFAULT false) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4721,19 +5309,19 @@ BEGIN
     UPDATE webhooks.expectations AS x
     SET met_at = now()
     WHERE x.met_at IS NULL
-      AND (EXISTS (SELECT FROM webhooks.events AS e
-                   WHERE e.provider = x.provider AND e.external_id = x.external_id)
+      AND (EXISTS (SELECT FROM webhooks.keys AS k
+                   WHERE k.provider = x.provider AND k.external_id = x.external_id)
            OR EXISTS (SELECT FROM webhooks.tombstones AS t
                       WHERE t.provider = x.provider AND t.external_id = x.external_id));
     GET DIAGNOSTICS v_met = ROW_COUNT;
 
     -- 4. Tombstones whose event arrived after all.
     UPDATE webhooks.tombstones AS t
-    SET resolved_at = now(), resolved_event_id = e.id
-    FROM webhooks.events AS e
+    SET resolved_at = now(), resolved_event_id = k.event_id
+    FROM webhooks.keys AS k
     WHERE t.resolved_at IS NULL
-      AND e.provider = t.provider
-      AND e.external_id = t.external_id;
+      AND k.provider = t.provider
+      AND k.external_id = t.external_id;
     GET DIAGNOSTICS v_resolved = ROW_COUNT;
 
     -- 5. What is left, and the record of the pass.
@@ -4800,8 +5388,12 @@ BEGIN
     -- The mark is read before the refresh takes its snapshot, so an event
     -- committed in between counts as unseen (errs on the side of staleness);
     -- one still in flight below the mark (ids follow inserts, not commits)
-    -- is picked up by the next refresh.
-    SELECT coalesce(max(e.id), 0) INTO v_high_water FROM webhooks.events AS e;
+    -- is picked up by the next refresh. It is the last id the sequence
+    -- handed out, not max(id) of webhooks.events: that would read the
+    -- queue and one index of every day slice of history, however many days
+    -- are kept. An id taken by a delivery that then stored nothing (a
+    -- duplicate that lost the race) is below the mark too: no event has it.
+    v_high_water := coalesce(pg_catalog.pg_sequence_last_value('webhooks.events_id_seq'::pg_catalog.regclass), 0);
 
     IF EXISTS (SELECT FROM pg_catalog.pg_matviews AS m
                WHERE m.schemaname = 'webhooks' AND m.matviewname = v_name AND m.ispopulated) THEN
@@ -4828,7 +5420,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.refresh_view(name text) IS 'Refreshes one registered view (see webhooks.view_refreshes) CONCURRENTLY and records the time, duration and highest event id seen. Returns false without waiting when another transaction holds the refresh advisory lock (pg_try_advisory_xact_lock(31638955663652723)). Call it once per view, each in its own transaction, to keep snapshots short. Raises for an unregistered name.';
+COMMENT ON FUNCTION webhooks.refresh_view(name text) IS 'Refreshes one registered view (see webhooks.view_refreshes) CONCURRENTLY and records the time, duration and highest event id handed out before it (pg_sequence_last_value of webhooks.events_id_seq, no read of the events). Returns false without waiting when another transaction holds the refresh advisory lock (pg_try_advisory_xact_lock(31638955663652723)). Call it once per view, each in its own transaction, to keep snapshots short. Raises for an unregistered name.';
 
 CREATE FUNCTION webhooks.refresh_views() RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4855,7 +5447,7 @@ CREATE FUNCTION webhooks.release(event_id bigint, worker text, attempt integer) 
     AS $$
 #variable_conflict use_column
 BEGIN
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'pending',
         run_after    = now(),
         locked_by    = NULL,
@@ -4901,13 +5493,15 @@ BEGIN
                   HINT = 'Replay them in batches of at most 10000 ids.';
     END IF;
 
-    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- Processed events already moved into history come back to the queue.
+    PERFORM webhooks._history_restore(replay.event_ids);
     -- Lock the rows first (in id order; a row whose lock was waited for is
     -- re-checked against the filter), then write them in one statement.
     BEGIN
         v_ids := ARRAY(
             SELECT e.id
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             WHERE e.id = ANY (replay.event_ids)
               AND e.status <> 'processing'
               AND e.payload IS NOT NULL
@@ -4919,7 +5513,7 @@ BEGIN
             -- holds it. Take the others, skip the locked ones.
             v_ids := ARRAY(
                 SELECT e.id
-                FROM webhooks.events AS e
+                FROM webhooks.inbox AS e
                 WHERE e.id = ANY (replay.event_ids)
                   AND e.status <> 'processing'
                   AND e.payload IS NOT NULL
@@ -4930,7 +5524,7 @@ BEGIN
     -- The rows are locked: this statement sees them as they now are.
     WITH picked AS MATERIALIZED (
         SELECT e.id, e.status, e.attempts
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.id = ANY (v_ids)
     ), audited AS (
         INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
@@ -4938,7 +5532,7 @@ BEGIN
         FROM picked AS p
         ORDER BY p.id
     ), replayed AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = 'pending',
             processed_at = NULL,
             attempts     = 0,
@@ -4966,7 +5560,8 @@ CREATE FUNCTION webhooks.replay(event_id bigint, reason text, actor text DEFAULT
     AS $$
 #variable_conflict use_column
 DECLARE
-    v_event webhooks.events%ROWTYPE;
+    v_event webhooks.inbox%ROWTYPE;
+    v_day   date;
     v_by    text := coalesce(nullif(btrim(replay.actor, E' \t\r\n'), ''), session_user);
 BEGIN
     PERFORM webhooks._require_text('reason', replay.reason, 1000);
@@ -4974,9 +5569,11 @@ BEGIN
 
     -- The table locks first, outside the handler below, so that only a row
     -- lock held too long reads as "being processed".
-    LOCK TABLE webhooks.events, webhooks.replays IN ROW EXCLUSIVE MODE;
+    LOCK TABLE webhooks.inbox, webhooks.replays IN ROW EXCLUSIVE MODE;
+    -- A processed event already moved into history comes back to the queue.
+    PERFORM webhooks._history_restore(ARRAY[replay.event_id]);
     BEGIN
-        SELECT * INTO v_event FROM webhooks.events AS e WHERE e.id = replay.event_id FOR UPDATE;
+        SELECT * INTO v_event FROM webhooks.inbox AS e WHERE e.id = replay.event_id FOR UPDATE;
     EXCEPTION
         WHEN lock_not_available THEN
             RAISE EXCEPTION 'pginbox: event % is being processed right now (a running batch holds its row lock); replay it once it is done',
@@ -4984,6 +5581,16 @@ BEGIN
                 USING ERRCODE = 'object_in_use';
     END;
     IF v_event.id IS NULL THEN
+        SELECT d.day INTO v_day
+        FROM webhooks.history_days AS d
+        WHERE d.state = 'dropped' AND replay.event_id BETWEEN d.min_id AND d.max_id
+        ORDER BY d.day
+        LIMIT 1;
+        IF v_day IS NOT NULL THEN
+            RAISE EXCEPTION 'pginbox: event % cannot be replayed: prune() dropped its day (%) of history after keep_payload; its key still dedupes',
+                replay.event_id, v_day
+                USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
         RAISE EXCEPTION 'pginbox: no event with id %', replay.event_id
             USING ERRCODE = 'no_data_found';
     END IF;
@@ -5001,7 +5608,7 @@ BEGIN
     INSERT INTO webhooks.replays (event_id, reason, previous_status, previous_attempts, replayed_by)
     VALUES (replay.event_id, replay.reason, v_event.status, v_event.attempts, v_by);
 
-    UPDATE webhooks.events AS e
+    UPDATE webhooks.inbox AS e
     SET status       = 'pending',
         processed_at = NULL,
         attempts     = 0,
@@ -5031,14 +5638,14 @@ BEGIN
     RETURN QUERY
     WITH expired AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'processing'
           AND e.locked_until < now()
         ORDER BY e.locked_until
         LIMIT rescue_leases.max_rows
         FOR UPDATE SKIP LOCKED
     ), moved AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
             run_after    = now(),
             last_error   = format('lease of %s expired at %s (attempt %s of %s)',
@@ -5075,13 +5682,13 @@ BEGIN
 
     WITH free AS MATERIALIZED (
         SELECT e.id
-        FROM webhooks.events AS e
+        FROM webhooks.inbox AS e
         WHERE e.status = 'processing'
           AND e.locked_by = rescue_worker.worker
         ORDER BY e.id
         FOR UPDATE SKIP LOCKED
     ), moved AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET status       = CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'pending' END,
             run_after    = now(),
             last_error   = format('lease of %s given back by its worker, which lost track of it (attempt %s of %s)',
@@ -5108,7 +5715,7 @@ BEGIN
     -- another transaction held.
     SELECT count(*)::integer
     INTO v_held
-    FROM webhooks.events AS e
+    FROM webhooks.inbox AS e
     WHERE e.status = 'processing'
       AND e.locked_by = rescue_worker.worker;
 
@@ -5442,7 +6049,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM webhooks.provider_secrets AS s WHERE s.provider = set_ordering.provider)
        AND NOT EXISTS (SELECT FROM (
                SELECT e.external_id
-               FROM webhooks.events AS e
+               FROM webhooks.inbox AS e
                WHERE e.provider = set_ordering.provider
                ORDER BY e.external_id
                LIMIT 1) AS first_event) THEN
@@ -5477,11 +6084,11 @@ BEGIN
     v_keys := ARRAY(
         SELECT DISTINCT k FROM (
             SELECT e.order_key AS k
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             WHERE e.provider = set_ordering.provider AND e.order_key IS NOT NULL AND e.status <> 'processed'
             UNION ALL
             SELECT v.order_key
-            FROM webhooks.events AS e
+            FROM webhooks.inbox AS e
             CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, e.payload) AS v
             WHERE e.provider = set_ordering.provider AND e.status = 'pending'
         ) AS keys
@@ -5497,13 +6104,13 @@ BEGIN
     PERFORM pg_catalog.set_config('pginbox.order_bulk', 'on', true);
     WITH v AS MATERIALIZED (
         SELECT p.id, p.external_id, n.order_key, n.order_num, n.order_text, n.skipped
-        FROM webhooks.events AS p
+        FROM webhooks.inbox AS p
         CROSS JOIN LATERAL webhooks._order_values_at(set_ordering.key_path, set_ordering.order_path, p.payload) AS n
         WHERE p.provider = set_ordering.provider
           AND p.status = 'pending'
         FOR UPDATE OF p SKIP LOCKED
     ), updated AS (
-        UPDATE webhooks.events AS e
+        UPDATE webhooks.inbox AS e
         SET order_key  = v.order_key,
             order_num  = v.order_num,
             order_text = v.order_text,
@@ -5640,8 +6247,8 @@ BEGIN
     INSERT INTO webhooks.tombstones (provider, external_id, reason)
     SELECT tombstone.provider, tombstone.external_id, tombstone.reason
     WHERE NOT EXISTS (
-        SELECT FROM webhooks.events AS e
-        WHERE e.provider = tombstone.provider AND e.external_id = tombstone.external_id)
+        SELECT FROM webhooks.keys AS k
+        WHERE k.provider = tombstone.provider AND k.external_id = tombstone.external_id)
     ON CONFLICT ON CONSTRAINT tombstones_pkey DO NOTHING;
 END;
 $$;
@@ -5831,10 +6438,10 @@ CREATE VIEW webhooks.blocked_sequences AS
         END AS next_attempt_at,
     COALESCE(f.first_failed_at, h.claimed_at, h.updated_at) AS blocked_since,
     w.waiting
-   FROM ((((webhooks.events h
+   FROM ((((webhooks.inbox h
      JOIN webhooks.ordering o ON ((o.provider = h.provider)))
      CROSS JOIN LATERAL ( SELECT b.id
-           FROM webhooks.events b
+           FROM webhooks.inbox b
           WHERE ((b.provider = h.provider) AND (b.order_key = h.order_key) AND (b.order_key IS NOT NULL) AND (b.status <> 'processed'::text) AND ((b.status <> 'dead'::text) OR o.dead_blocks))
           ORDER BY COALESCE(b.order_num, 'NaN'::numeric), (COALESCE(b.order_text, ''::text) COLLATE "C"), b.received_at, b.id
          LIMIT 1) head)
@@ -5842,7 +6449,7 @@ CREATE VIEW webhooks.blocked_sequences AS
            FROM webhooks.event_errors x
           WHERE ((x.event_id = h.id) AND (x.attempt = 1))) f ON (true))
      CROSS JOIN LATERAL ( SELECT count(*) AS waiting
-           FROM webhooks.events a
+           FROM webhooks.inbox a
           WHERE ((a.provider = h.provider) AND (a.order_key = h.order_key) AND (a.order_key IS NOT NULL) AND (a.status <> 'processed'::text) AND (ROW(COALESCE(a.order_num, 'NaN'::numeric), (COALESCE(a.order_text, ''::text) COLLATE "C"), a.received_at, a.id) > ROW(COALESCE(h.order_num, 'NaN'::numeric), (COALESCE(h.order_text, ''::text) COLLATE "C"), h.received_at, h.id)))) w)
   WHERE ((h.order_key IS NOT NULL) AND (h.attempts > 0) AND (h.status = ANY (ARRAY['pending'::text, 'dead'::text])) AND ((h.status = 'pending'::text) OR o.dead_blocks) AND (head.id = h.id));
 
@@ -5990,7 +6597,7 @@ CREATE TABLE webhooks.event_types (
 
 COMMENT ON TABLE webhooks.event_types IS 'Event types per provider with first/last seen times, maintained incrementally by refresh_view(''event_types'').';
 
-ALTER TABLE webhooks.events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+ALTER TABLE webhooks.inbox ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
     SEQUENCE NAME webhooks.events_id_seq
     START WITH 1
     INCREMENT BY 1
@@ -5998,6 +6605,30 @@ ALTER TABLE webhooks.events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE webhooks.keys (
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_id bigint NOT NULL,
+    received_at timestamp with time zone NOT NULL,
+    body_sha256 bytea,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED
+)
+WITH (fillfactor='100', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
+
+COMMENT ON TABLE webhooks.keys IS 'Every (provider, external_id) ever stored, until prune(keep_keys): the one arbiter of created against duplicate, kept after the event''s day of history is dropped.';
+
+COMMENT ON COLUMN webhooks.keys.event_id IS 'The id of the event stored under the key (in webhooks.inbox, webhooks.history, or gone with its day).';
+
+COMMENT ON COLUMN webhooks.keys.received_at IS 'When the event was first received; prune() deletes keys older than keep_keys by it.';
+
+COMMENT ON COLUMN webhooks.keys.body_sha256 IS 'SHA-256 of the raw body of a delivery keyed by an unsigned header; unique per provider, kept with the key.';
+
+COMMENT ON COLUMN webhooks.keys.seq IS 'external_id as a number when it is a canonical decimal of 1 to 18 digits, else NULL (generated). Used by find_sequence_gaps().';
 
 CREATE TABLE webhooks.tombstones (
     provider text NOT NULL,
@@ -6041,8 +6672,8 @@ CREATE MATERIALIZED VIEW webhooks.expectation_health AS
             true AS expected
            FROM webhooks.expectations x
           WHERE ((x.met_at IS NULL) AND (NOT (EXISTS ( SELECT
-                   FROM webhooks.events e
-                  WHERE ((e.provider = x.provider) AND (e.external_id = x.external_id))))) AND (NOT (EXISTS ( SELECT
+                   FROM webhooks.keys k
+                  WHERE ((k.provider = x.provider) AND (k.external_id = x.external_id))))) AND (NOT (EXISTS ( SELECT
                    FROM webhooks.tombstones t
                   WHERE ((t.provider = x.provider) AND (t.external_id = x.external_id))))))
         UNION ALL
@@ -6055,11 +6686,11 @@ CREATE MATERIALIZED VIEW webhooks.expectation_health AS
         UNION ALL
          SELECT t.provider,
             'tombstone_with_event'::text,
-            GREATEST(t.created_at, e.received_at) AS "greatest",
+            GREATEST(t.created_at, k.received_at) AS "greatest",
             true
            FROM (webhooks.tombstones t
-             JOIN webhooks.events e ON (((e.provider = t.provider) AND (e.external_id = t.external_id))))
-          WHERE (GREATEST(t.created_at, e.received_at) >= (now() - '24:00:00'::interval))
+             JOIN webhooks.keys k ON (((k.provider = t.provider) AND (k.external_id = t.external_id))))
+          WHERE (GREATEST(t.created_at, k.received_at) >= (now() - '24:00:00'::interval))
         UNION ALL
          SELECT e.provider,
             'backfill'::text,
@@ -6068,11 +6699,493 @@ CREATE MATERIALIZED VIEW webhooks.expectation_health AS
                    FROM webhooks.expectations x
                   WHERE ((x.provider = e.provider) AND (x.external_id = e.external_id)))) AS "exists"
            FROM webhooks.events e
-          WHERE ((e.received_at >= (now() - '24:00:00'::interval)) AND (e.source = 'backfill'::text))) s
+          WHERE ((e.received_at >= webhooks._window_start('24:00:00'::interval)) AND (e.source = 'backfill'::text))) s
   GROUP BY s.provider
   WITH NO DATA;
 
 COMMENT ON MATERIALIZED VIEW webhooks.expectation_health IS 'Per provider: open expectations, gaps (open and past deadline; over 1 h), oldest gap deadline, tombstones of the last 24 h, tombstones that met their event in the last 24 h, backfilled events of the last 24 h and those with no expectation.';
+
+CREATE TABLE webhooks.history_20261206 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261207 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261208 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261209 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261210 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261211 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261212 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261213 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_20261214 (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    external_id text NOT NULL,
+    event_type text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    payload jsonb,
+    source text DEFAULT 'webhook'::text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    claimed_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    last_error text,
+    payload_pruned_at timestamp with time zone,
+    seq bigint GENERATED ALWAYS AS (
+CASE
+    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
+    ELSE NULL::bigint
+END) STORED,
+    body_sha256 bytea,
+    order_key text,
+    order_num numeric,
+    order_text text,
+    order_held boolean DEFAULT false NOT NULL,
+    out_of_order boolean DEFAULT false NOT NULL,
+    trace_parent text,
+    trace_link text,
+    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
+    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
+    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
+    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
+    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
+    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
+    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
+    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
+    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
+    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
+    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
+    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
+    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
+    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
+    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
+)
+WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
+
+CREATE TABLE webhooks.history_days (
+    day date NOT NULL,
+    state text DEFAULT 'live'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    dropped_at timestamp with time zone,
+    events bigint,
+    min_id bigint,
+    max_id bigint,
+    CONSTRAINT history_days_dropped_check CHECK (((state = 'dropped'::text) = (dropped_at IS NOT NULL))),
+    CONSTRAINT history_days_state_check CHECK ((state = ANY (ARRAY['live'::text, 'dropped'::text])))
+);
+
+COMMENT ON TABLE webhooks.history_days IS 'One row per day slice of webhooks.history ever created: live, or dropped by prune() (with how many events and which ids it held, so replay() can say why an event is gone).';
 
 CREATE TABLE webhooks.replays (
     id bigint NOT NULL,
@@ -6095,7 +7208,7 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
     percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p50_s,
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p99_s
    FROM webhooks.events e
-  WHERE ((e.received_at >= (now() - '24:00:00'::interval)) AND (e.status = 'processed'::text) AND (e.processed_at >= (now() - '01:00:00'::interval)) AND (NOT (EXISTS ( SELECT
+  WHERE ((e.received_at >= webhooks._window_start('24:00:00'::interval)) AND (e.status = 'processed'::text) AND (e.processed_at >= (now() - '01:00:00'::interval)) AND (NOT (EXISTS ( SELECT
            FROM webhooks.replays r
           WHERE (r.event_id = e.id)))))
   GROUP BY e.provider
@@ -6161,7 +7274,7 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
          SELECT e_1.provider,
             count(*) AS n
            FROM webhooks.events e_1
-          WHERE ((e_1.received_at >= (now() - '00:15:00'::interval)) AND (e_1.payload IS NOT NULL))
+          WHERE ((e_1.received_at >= webhooks._window_start('00:15:00'::interval)) AND (e_1.payload IS NOT NULL))
           GROUP BY e_1.provider
         )
  SELECT e.provider,
@@ -6189,7 +7302,7 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
                     WHEN s.sampled THEN webhooks._payload_time(e.payload, ARRAY['created_at'::text])
                     ELSE NULL::timestamp with time zone
                 END) AS stated_at) p)
-  WHERE ((e.received_at >= (now() - '00:15:00'::interval)) AND (e.payload IS NOT NULL))
+  WHERE ((e.received_at >= webhooks._window_start('00:15:00'::interval)) AND (e.payload IS NOT NULL))
   GROUP BY e.provider
   WITH NO DATA;
 
@@ -6249,7 +7362,7 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.locked_until,
             e.updated_at,
             e.order_held
-           FROM webhooks.events e
+           FROM webhooks.inbox e
           WHERE (e.status = 'pending'::text)
         UNION ALL
          SELECT e.provider,
@@ -6261,7 +7374,7 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.locked_until,
             e.updated_at,
             e.order_held
-           FROM webhooks.events e
+           FROM webhooks.inbox e
           WHERE (e.status = 'processing'::text)
         UNION ALL
          SELECT e.provider,
@@ -6273,7 +7386,7 @@ CREATE MATERIALIZED VIEW webhooks.queue_health AS
             e.locked_until,
             e.updated_at,
             e.order_held
-           FROM webhooks.events e
+           FROM webhooks.inbox e
           WHERE ((e.status = 'dead'::text) AND (e.updated_at >= (now() - '24:00:00'::interval)))
         )
  SELECT q.provider,
@@ -6321,6 +7434,20 @@ ALTER TABLE webhooks.replays ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE webhooks.storage_state (
+    singleton boolean DEFAULT true NOT NULL,
+    keys_pending boolean NOT NULL,
+    keys_cursor bigint DEFAULT 0 NOT NULL,
+    keys_upto bigint DEFAULT 0 NOT NULL,
+    keys_copied bigint DEFAULT 0 NOT NULL,
+    moved bigint DEFAULT 0 NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    keys_done_at timestamp with time zone,
+    CONSTRAINT storage_state_singleton_check CHECK (singleton)
+);
+
+COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (ids up to keys_upto, done up to keys_cursor), and how many processed events webhooks.move_history() moved.';
+
 CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
  SELECT e.provider,
     date_bin('00:05:00'::interval, e.received_at, '2000-01-01 00:00:00+00'::timestamp with time zone) AS bucket,
@@ -6338,7 +7465,7 @@ CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.received_at)))::double precision)) AS wait_p99_s,
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p99_s
    FROM webhooks.events e
-  WHERE (e.received_at >= (now() - '24:00:00'::interval))
+  WHERE (e.received_at >= webhooks._window_start('24:00:00'::interval))
   GROUP BY e.provider, (date_bin('00:05:00'::interval, e.received_at, '2000-01-01 00:00:00+00'::timestamp with time zone))
   WITH NO DATA;
 
@@ -6356,6 +7483,46 @@ CREATE TABLE webhooks.view_refreshes (
 );
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261206 FOR VALUES FROM ('2026-12-06 00:00:00+00') TO ('2026-12-07 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261207 FOR VALUES FROM ('2026-12-07 00:00:00+00') TO ('2026-12-08 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261208 FOR VALUES FROM ('2026-12-08 00:00:00+00') TO ('2026-12-09 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261209 FOR VALUES FROM ('2026-12-09 00:00:00+00') TO ('2026-12-10 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261210 FOR VALUES FROM ('2026-12-10 00:00:00+00') TO ('2026-12-11 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261211 FOR VALUES FROM ('2026-12-11 00:00:00+00') TO ('2026-12-12 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261212 FOR VALUES FROM ('2026-12-12 00:00:00+00') TO ('2026-12-13 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261213 FOR VALUES FROM ('2026-12-13 00:00:00+00') TO ('2026-12-14 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261214 FOR VALUES FROM ('2026-12-14 00:00:00+00') TO ('2026-12-15 00:00:00+00');
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN id SET DEFAULT nextval('webhooks.events_id_seq'::regclass);
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN status SET DEFAULT 'pending'::text;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN source SET DEFAULT 'webhook'::text;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN received_at SET DEFAULT now();
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN revision SET DEFAULT 1;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN updated_at SET DEFAULT now();
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN attempts SET DEFAULT 0;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN max_attempts SET DEFAULT 25;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN run_after SET DEFAULT now();
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN order_held SET DEFAULT false;
+
+ALTER TABLE ONLY webhooks.events ALTER COLUMN out_of_order SET DEFAULT false;
 
 ALTER TABLE ONLY webhooks.alert_receivers
     ADD CONSTRAINT alert_receivers_pkey PRIMARY KEY (url_sha256);
@@ -6390,17 +7557,20 @@ ALTER TABLE ONLY webhooks.event_errors
 ALTER TABLE ONLY webhooks.event_types
     ADD CONSTRAINT event_types_pkey PRIMARY KEY (provider, event_type);
 
-ALTER TABLE webhooks.events
+ALTER TABLE webhooks.inbox
     ADD CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))) NOT VALID;
 
-ALTER TABLE ONLY webhooks.events
+ALTER TABLE ONLY webhooks.inbox
     ADD CONSTRAINT events_pkey PRIMARY KEY (id);
-
-ALTER TABLE ONLY webhooks.events
-    ADD CONSTRAINT events_provider_external_id_key UNIQUE (provider, external_id);
 
 ALTER TABLE ONLY webhooks.expectations
     ADD CONSTRAINT expectations_pkey PRIMARY KEY (provider, external_id);
+
+ALTER TABLE ONLY webhooks.history_days
+    ADD CONSTRAINT history_days_pkey PRIMARY KEY (day);
+
+ALTER TABLE ONLY webhooks.keys
+    ADD CONSTRAINT keys_pkey PRIMARY KEY (provider, external_id);
 
 ALTER TABLE ONLY webhooks.order_marks
     ADD CONSTRAINT order_marks_pkey PRIMARY KEY (provider, order_key);
@@ -6432,6 +7602,9 @@ ALTER TABLE ONLY webhooks.reconcile_runs
 ALTER TABLE ONLY webhooks.replays
     ADD CONSTRAINT replays_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY webhooks.storage_state
+    ADD CONSTRAINT storage_state_pkey PRIMARY KEY (singleton);
+
 ALTER TABLE ONLY webhooks.tombstones
     ADD CONSTRAINT tombstones_pkey PRIMARY KEY (provider, external_id);
 
@@ -6444,39 +7617,201 @@ CREATE INDEX check_results_run_at_idx ON webhooks.check_results USING btree (run
 
 CREATE INDEX contradictions_detected_at_idx ON webhooks.contradictions USING btree (detected_at);
 
-CREATE INDEX events_claimable_idx ON webhooks.events USING btree (run_after, id) WHERE ((status = 'pending'::text) AND (NOT order_held));
+CREATE INDEX events_claimable_idx ON webhooks.inbox USING btree (run_after, id) WHERE ((status = 'pending'::text) AND (NOT order_held));
 
-CREATE INDEX events_dead_idx ON webhooks.events USING btree (updated_at) WHERE (status = 'dead'::text);
+CREATE INDEX events_dead_idx ON webhooks.inbox USING btree (updated_at) WHERE (status = 'dead'::text);
 
-CREATE INDEX events_job_terminal_job_idx ON webhooks.events USING btree (provider, (
+CREATE INDEX events_job_terminal_job_idx ON webhooks.inbox USING btree (provider, (
 CASE
     WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
     ELSE NULL::text
 END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
 
-CREATE INDEX events_leases_idx ON webhooks.events USING btree (locked_until) WHERE (status = 'processing'::text);
+CREATE INDEX events_leases_idx ON webhooks.inbox USING btree (locked_until) WHERE (status = 'processing'::text);
 
-CREATE INDEX events_order_attention_idx ON webhooks.events USING btree (provider, order_key) WHERE (out_of_order OR ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text]))));
+CREATE INDEX events_order_attention_idx ON webhooks.inbox USING btree (provider, order_key) WHERE (out_of_order OR ((order_key IS NOT NULL) AND (attempts > 0) AND (status = ANY (ARRAY['pending'::text, 'dead'::text]))));
 
-CREATE INDEX events_order_idx ON webhooks.events USING btree (provider, order_key, order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE ((order_key IS NOT NULL) AND (status <> 'processed'::text));
+CREATE INDEX events_order_idx ON webhooks.inbox USING btree (provider, order_key, order_held, COALESCE(order_num, 'NaN'::numeric), COALESCE(order_text, ''::text) COLLATE "C", received_at, id) WHERE ((order_key IS NOT NULL) AND (status <> 'processed'::text));
 
-CREATE INDEX events_other_source_status_received_idx ON webhooks.events USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
+CREATE INDEX events_other_source_status_received_idx ON webhooks.inbox USING btree (status, received_at, id) WHERE (source <> 'webhook'::text);
 
-CREATE UNIQUE INDEX events_provider_body_sha256_key ON webhooks.events USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
+CREATE INDEX events_received_at_brin ON webhooks.inbox USING brin (received_at);
 
-CREATE INDEX events_provider_seq_idx ON webhooks.events USING btree (provider, seq) WHERE (seq IS NOT NULL);
+CREATE INDEX events_status_provider_received_idx ON webhooks.inbox USING btree (status, provider, received_at, id);
 
-CREATE INDEX events_received_at_brin ON webhooks.events USING brin (received_at);
+CREATE INDEX events_status_received_idx ON webhooks.inbox USING btree (status, received_at, id);
 
-CREATE INDEX events_status_provider_received_idx ON webhooks.events USING btree (status, provider, received_at, id);
-
-CREATE INDEX events_status_received_idx ON webhooks.events USING btree (status, received_at, id);
-
-CREATE INDEX events_unpruned_idx ON webhooks.events USING btree (received_at) WHERE ((status = 'processed'::text) AND (payload IS NOT NULL));
+CREATE INDEX events_unpruned_idx ON webhooks.inbox USING btree (received_at) WHERE ((status = 'processed'::text) AND (payload IS NOT NULL));
 
 CREATE UNIQUE INDEX expectation_health_key ON webhooks.expectation_health USING btree (provider);
 
 CREATE INDEX expectations_open_idx ON webhooks.expectations USING btree (deadline) WHERE (met_at IS NULL);
+
+CREATE INDEX history_id_idx ON ONLY webhooks.history USING btree (id);
+
+CREATE INDEX history_20261206_id_idx ON webhooks.history_20261206 USING btree (id);
+
+CREATE INDEX history_job_terminal_job_idx ON ONLY webhooks.history USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261206_provider_case_id_idx ON webhooks.history_20261206 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_out_of_order_idx ON ONLY webhooks.history USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261206_provider_idx ON webhooks.history_20261206 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_provider_received_idx ON ONLY webhooks.history USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261206_provider_received_at_id_idx ON webhooks.history_20261206 USING btree (provider, received_at, id);
+
+CREATE INDEX history_received_idx ON ONLY webhooks.history USING btree (received_at, id);
+
+CREATE INDEX history_20261206_received_at_id_idx ON webhooks.history_20261206 USING btree (received_at, id);
+
+CREATE INDEX history_other_source_received_idx ON ONLY webhooks.history USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261206_source_received_at_id_idx ON webhooks.history_20261206 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261207_id_idx ON webhooks.history_20261207 USING btree (id);
+
+CREATE INDEX history_20261207_provider_case_id_idx ON webhooks.history_20261207 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261207_provider_idx ON webhooks.history_20261207 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261207_provider_received_at_id_idx ON webhooks.history_20261207 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261207_received_at_id_idx ON webhooks.history_20261207 USING btree (received_at, id);
+
+CREATE INDEX history_20261207_source_received_at_id_idx ON webhooks.history_20261207 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261208_id_idx ON webhooks.history_20261208 USING btree (id);
+
+CREATE INDEX history_20261208_provider_case_id_idx ON webhooks.history_20261208 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261208_provider_idx ON webhooks.history_20261208 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261208_provider_received_at_id_idx ON webhooks.history_20261208 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261208_received_at_id_idx ON webhooks.history_20261208 USING btree (received_at, id);
+
+CREATE INDEX history_20261208_source_received_at_id_idx ON webhooks.history_20261208 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261209_id_idx ON webhooks.history_20261209 USING btree (id);
+
+CREATE INDEX history_20261209_provider_case_id_idx ON webhooks.history_20261209 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261209_provider_idx ON webhooks.history_20261209 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261209_provider_received_at_id_idx ON webhooks.history_20261209 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261209_received_at_id_idx ON webhooks.history_20261209 USING btree (received_at, id);
+
+CREATE INDEX history_20261209_source_received_at_id_idx ON webhooks.history_20261209 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261210_id_idx ON webhooks.history_20261210 USING btree (id);
+
+CREATE INDEX history_20261210_provider_case_id_idx ON webhooks.history_20261210 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261210_provider_idx ON webhooks.history_20261210 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261210_provider_received_at_id_idx ON webhooks.history_20261210 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261210_received_at_id_idx ON webhooks.history_20261210 USING btree (received_at, id);
+
+CREATE INDEX history_20261210_source_received_at_id_idx ON webhooks.history_20261210 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261211_id_idx ON webhooks.history_20261211 USING btree (id);
+
+CREATE INDEX history_20261211_provider_case_id_idx ON webhooks.history_20261211 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261211_provider_idx ON webhooks.history_20261211 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261211_provider_received_at_id_idx ON webhooks.history_20261211 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261211_received_at_id_idx ON webhooks.history_20261211 USING btree (received_at, id);
+
+CREATE INDEX history_20261211_source_received_at_id_idx ON webhooks.history_20261211 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261212_id_idx ON webhooks.history_20261212 USING btree (id);
+
+CREATE INDEX history_20261212_provider_case_id_idx ON webhooks.history_20261212 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261212_provider_idx ON webhooks.history_20261212 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261212_provider_received_at_id_idx ON webhooks.history_20261212 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261212_received_at_id_idx ON webhooks.history_20261212 USING btree (received_at, id);
+
+CREATE INDEX history_20261212_source_received_at_id_idx ON webhooks.history_20261212 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261213_id_idx ON webhooks.history_20261213 USING btree (id);
+
+CREATE INDEX history_20261213_provider_case_id_idx ON webhooks.history_20261213 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261213_provider_idx ON webhooks.history_20261213 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261213_provider_received_at_id_idx ON webhooks.history_20261213 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261213_received_at_id_idx ON webhooks.history_20261213 USING btree (received_at, id);
+
+CREATE INDEX history_20261213_source_received_at_id_idx ON webhooks.history_20261213 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE INDEX history_20261214_id_idx ON webhooks.history_20261214 USING btree (id);
+
+CREATE INDEX history_20261214_provider_case_id_idx ON webhooks.history_20261214 USING btree (provider, (
+CASE
+    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
+    ELSE NULL::text
+END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+
+CREATE INDEX history_20261214_provider_idx ON webhooks.history_20261214 USING btree (provider) WHERE out_of_order;
+
+CREATE INDEX history_20261214_provider_received_at_id_idx ON webhooks.history_20261214 USING btree (provider, received_at, id);
+
+CREATE INDEX history_20261214_received_at_id_idx ON webhooks.history_20261214 USING btree (received_at, id);
+
+CREATE INDEX history_20261214_source_received_at_id_idx ON webhooks.history_20261214 USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
+
+CREATE UNIQUE INDEX keys_provider_body_sha256_key ON webhooks.keys USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
+
+CREATE INDEX keys_provider_seq_idx ON webhooks.keys USING btree (provider, seq) WHERE (seq IS NOT NULL);
+
+CREATE INDEX keys_received_at_brin ON webhooks.keys USING brin (received_at);
 
 CREATE UNIQUE INDEX latency_1h_key ON webhooks.latency_1h USING btree (provider);
 
@@ -6492,13 +7827,123 @@ CREATE INDEX tombstones_provider_seq_idx ON webhooks.tombstones USING btree (pro
 
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider, bucket);
 
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261206_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261206_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261206_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261206_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261206_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261206_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261207_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261207_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261207_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261207_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261207_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261207_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261208_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261208_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261208_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261208_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261208_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261208_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261209_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261209_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261209_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261209_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261209_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261209_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261210_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261210_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261210_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261210_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261210_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261210_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261211_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261211_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261211_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261211_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261211_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261211_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261212_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261212_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261212_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261212_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261212_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261212_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261213_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261213_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261213_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261213_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261213_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261213_source_received_at_id_idx;
+
+ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261214_id_idx;
+
+ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261214_provider_case_id_idx;
+
+ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261214_provider_idx;
+
+ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261214_provider_received_at_id_idx;
+
+ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261214_received_at_id_idx;
+
+ALTER INDEX webhooks.history_other_source_received_idx ATTACH PARTITION webhooks.history_20261214_source_received_at_id_idx;
+
 CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
 
-CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.events FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'mark'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
+CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.inbox FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'mark'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
 
-CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.events FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (COALESCE(current_setting('pginbox.order_bulk'::text, true), ''::text) <> ALL (ARRAY['on'::text, 'mark'::text])) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
+CREATE TRIGGER events_order_sync AFTER UPDATE OF status, order_key, order_num, order_text ON webhooks.inbox FOR EACH ROW WHEN ((((old.order_key IS NOT NULL) OR (new.order_key IS NOT NULL)) AND (COALESCE(current_setting('pginbox.order_bulk'::text, true), ''::text) <> ALL (ARRAY['on'::text, 'mark'::text])) AND (((new.status IS DISTINCT FROM old.status) AND (new.status <> 'processing'::text)) OR (new.order_key IS DISTINCT FROM old.order_key) OR (new.order_num IS DISTINCT FROM old.order_num) OR (new.order_text IS DISTINCT FROM old.order_text)))) EXECUTE FUNCTION webhooks._order_sync();
 
-CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.events FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
+CREATE TRIGGER events_order_sync_delete AFTER DELETE ON webhooks.inbox FOR EACH ROW WHEN (((old.order_key IS NOT NULL) AND (old.status <> 'processed'::text))) EXECUTE FUNCTION webhooks._order_sync();
+
+CREATE TRIGGER events_write INSTEAD OF INSERT OR DELETE OR UPDATE ON webhooks.events FOR EACH ROW EXECUTE FUNCTION webhooks._events_write();
 
 CREATE TRIGGER ordering_publish_delete AFTER DELETE ON webhooks.ordering REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ordering_publish();
 
@@ -6511,16 +7956,16 @@ CREATE TRIGGER ordering_publish_update AFTER UPDATE ON webhooks.ordering REFEREN
 CREATE TRIGGER provider_secrets_ed25519_key_tables AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON webhooks.provider_secrets FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ed25519_key_tables_sync();
 
 ALTER TABLE ONLY webhooks.contradictions
-    ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
+    ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY webhooks.event_errors
-    ADD CONSTRAINT event_errors_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
+    ADD CONSTRAINT event_errors_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY webhooks.provider_secrets
     ADD CONSTRAINT provider_secrets_kind_fkey FOREIGN KEY (kind) REFERENCES webhooks.provider_kinds(kind);
 
 ALTER TABLE ONLY webhooks.replays
-    ADD CONSTRAINT replays_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.events(id) ON DELETE CASCADE;
+    ADD CONSTRAINT replays_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
 
 REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FROM PUBLIC;
 
@@ -6540,7 +7985,13 @@ REVOKE ALL ON FUNCTION webhooks._ed25519_verify(pub bytea, msg bytea, sig bytea)
 
 REVOKE ALL ON FUNCTION webhooks._equal_ct(a bytea, b bytea) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._events_write() FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks._fail_pending(event_id bigint, error text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._history_restore(event_ids bigint[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._history_slice(day date) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._hmac_reason(secrets text[], msg bytea, sigs bytea[], ts_raw text, at timestamp with time zone, keys bytea[]) FROM PUBLIC;
 
@@ -6662,6 +8113,8 @@ REVOKE ALL ON FUNCTION webhooks._whpk_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION webhooks._window_start(span interval) FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.clear_ordering(provider text) FROM PUBLIC;
@@ -6669,6 +8122,8 @@ REVOKE ALL ON FUNCTION webhooks.clear_ordering(provider text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION webhooks.complete(event_id bigint, worker text, attempt integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.drop_provider(provider text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.ensure_history_days(days_ahead integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.expect(provider text, external_id text, deadline timestamp with time zone, status_url text) FROM PUBLIC;
 
@@ -6695,6 +8150,8 @@ REVOKE ALL ON FUNCTION webhooks.ingest_signed(provider text, headers jsonb, body
 REVOKE ALL ON FUNCTION webhooks.ingest_webhook(provider text, external_id text, event_type text, payload jsonb, source text, notify boolean, body_sha256 bytea, trace_parent text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.leased_events(worker text, event_ids bigint[], attempts integer[]) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks.move_history(max_rows integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.pause(provider text, reason text, actor text) FROM PUBLIC;
 
