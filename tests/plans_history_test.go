@@ -371,3 +371,26 @@ func TestContradictionsReadTheirWindow(t *testing.T) {
 		t.Logf("plan:\n%s", plan)
 	}
 }
+
+// TestChecksReadingEventsHaveAWindow: every check whose query reads the
+// events (webhooks.events, or the queue or history behind it) is one whose
+// plan a test here pins to its window; the others read the views. A new
+// check that reads the events joins this list with a plan test.
+func TestChecksReadingEventsHaveAWindow(t *testing.T) {
+	t.Parallel()
+	pool := NewPool(t, 1)
+	rows, err := pool.Query(context.Background(), `SELECT name FROM webhooks.checks
+		WHERE query ~ '(FROM|JOIN)\s+webhooks\.(events|inbox|history)\M' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// traffic_last_hour: TestTrafficLastHourPlan; the other two:
+	// TestStalenessChecksReadOneDay.
+	if want := []string{"refresh_age_seconds", "traffic_last_hour", "view_staleness_seconds"}; !slices.Equal(names, want) {
+		t.Fatalf("checks reading the events: %v, want %v (give a new one a plan test)", names, want)
+	}
+}
