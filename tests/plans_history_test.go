@@ -52,7 +52,7 @@ func requireWindow(t testing.TB, what string, days map[time.Time]bool, from, now
 	past := 0
 	for d := range days {
 		if d.Before(first) {
-			t.Errorf("%s reads the slice of %s, before its window (from %s): %s", what, d.Format("2006-01-02"), from.UTC().Format(time.RFC3339), dayList(days))
+			t.Errorf("%s reaches the slice of %s, before its window (from %s): %s", what, d.Format("2006-01-02"), from.UTC().Format(time.RFC3339), dayList(days))
 			return
 		}
 		if !d.After(today) {
