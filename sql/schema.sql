@@ -820,6 +820,10 @@ BEGIN
         END IF;
         DELETE FROM webhooks.keys AS k
         WHERE k.provider = OLD.provider AND k.external_id = OLD.external_id AND k.event_id = OLD.id;
+        -- What the table's foreign keys deleted with the row.
+        DELETE FROM webhooks.event_errors AS x WHERE x.event_id = OLD.id;
+        DELETE FROM webhooks.replays AS r WHERE r.event_id = OLD.id;
+        DELETE FROM webhooks.contradictions AS c WHERE c.event_id = OLD.id;
         RETURN OLD;
     END IF;
 
@@ -2942,13 +2946,14 @@ COMMENT ON FUNCTION webhooks._reconcile_lock_key() IS 'Private: the advisory loc
 
 CREATE FUNCTION webhooks._record_contradictions(since timestamp with time zone) RETURNS jsonb
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 #variable_conflict use_column
 DECLARE
     v_checked bigint;
     v_new     jsonb;
     v_long    bigint;
 BEGIN
+    EXECUTE $sql$
     WITH candidates AS MATERIALIZED (
         SELECT e.id, e.provider, e.external_id, e.event_type,
                CASE WHEN jsonb_typeof(e.payload -> 'event') = 'string' THEN e.payload ->> 'event'
@@ -2962,8 +2967,8 @@ BEGIN
                     THEN coalesce(e.payload ->> 'job_id', e.external_id) END AS job
         FROM webhooks.events AS e
         WHERE e.payload IS NOT NULL
-          AND (e.received_at >= _record_contradictions.since
-               OR (e.status = 'pending' AND e.updated_at >= _record_contradictions.since))
+          AND (e.received_at >= $1
+               OR (e.status = 'pending' AND e.updated_at >= $1))
     ), found (event_id, kind, detail) AS (
         SELECT c.id, 'event_type_mismatch',
                jsonb_build_object('event_type', c.event_type, 'payload_type', c.declared_type)
@@ -3005,6 +3010,7 @@ BEGIN
                        THEN coalesce(e2.payload ->> 'job_id', e2.external_id) END = c.job
               AND e2.event_type IN ('job.completed', 'job.failed', 'job.canceled')
               AND e2.id < c.id
+              AND e2.received_at >= $2
             ORDER BY e2.id
             LIMIT 1
         ) AS first
@@ -3025,18 +3031,19 @@ BEGIN
                'error_missing',       count(*) FILTER (WHERE i.kind = 'error_missing'),
                'status_mismatch',     count(*) FILTER (WHERE i.kind = 'status_mismatch'),
                'duplicate_terminal',  count(*) FILTER (WHERE i.kind = 'duplicate_terminal'))
+    FROM inserted AS i$sql$
     INTO v_checked, v_long, v_new
-    FROM inserted AS i;
+    USING _record_contradictions.since, _record_contradictions.since - interval '30 days';
 
     RETURN jsonb_build_object('checked', v_checked, 'new', v_new, 'jobs_unchecked', v_long);
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (jobs looked up by a job id of at most 255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
+COMMENT ON FUNCTION webhooks._record_contradictions(since timestamp with time zone) IS 'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records new contradictions between state and payload in webhooks.contradictions, once per (event, kind): event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (an earlier terminal event of the job received from 30 days before since on; jobs looked up by a job id of at most 255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
 
 CREATE FUNCTION webhooks._refresh_event_types() RETURNS bigint
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 DECLARE
     v_since timestamptz;
     v_rows  bigint;
@@ -3044,18 +3051,20 @@ BEGIN
     SELECT r.refreshed_at - interval '10 minutes' INTO v_since
     FROM webhooks.view_refreshes AS r
     WHERE r.view_name = 'event_types';
-    v_since := coalesce(v_since, now() - interval '8 days');
+    v_since := coalesce(v_since, now() - interval '42 days');
 
+    EXECUTE $sql$
     INSERT INTO webhooks.event_types AS t (provider, event_type, first_seen_at, last_seen_at)
     SELECT e.provider, e.event_type, min(e.received_at), max(e.received_at)
     FROM webhooks.events AS e
-    WHERE e.received_at >= v_since
+    WHERE e.received_at >= $1
     GROUP BY e.provider, e.event_type
     ON CONFLICT ON CONSTRAINT event_types_pkey DO UPDATE
         SET first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
             last_seen_at  = greatest(t.last_seen_at, excluded.last_seen_at)
         WHERE excluded.first_seen_at < t.first_seen_at
-           OR excluded.last_seen_at > t.last_seen_at;
+           OR excluded.last_seen_at > t.last_seen_at$sql$
+    USING v_since;
     GET DIAGNOSTICS v_rows = ROW_COUNT;
 
     DELETE FROM webhooks.event_types AS t
@@ -3063,9 +3072,9 @@ BEGIN
 
     RETURN v_rows;
 END;
-$$;
+$_$;
 
-COMMENT ON FUNCTION webhooks._refresh_event_types() IS 'Private: folds events received since the previous refresh (minus 10 minutes; first time: 8 days) into webhooks.event_types and forgets types unseen for 90 days. Returns the rows inserted or widened. Called by refresh_view(''event_types'').';
+COMMENT ON FUNCTION webhooks._refresh_event_types() IS 'Private: folds events received since the previous refresh (minus 10 minutes; first time: six weeks) into webhooks.event_types and forgets types unseen for 90 days. Returns the rows inserted or widened. Called by refresh_view(''event_types'').';
 
 CREATE FUNCTION webhooks._require_role(role text) RETURNS void
     LANGUAGE plpgsql STABLE
@@ -3700,6 +3709,14 @@ END;
 $$;
 
 COMMENT ON FUNCTION webhooks._whsec_key(secret text) IS 'Private: the HMAC key of a Standard Webhooks secret: base64 (padded or not) after an optional whsec_ prefix; NULL when not base64, empty when nothing is left. Never raises.';
+
+CREATE FUNCTION webhooks._window_start(span interval) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT pg_catalog.now() - _window_start.span
+$$;
+
+COMMENT ON FUNCTION webhooks._window_start(span interval) IS 'Private: now() - span, declared IMMUTABLE so that the planner folds it into a constant and leaves the day slices of webhooks.history before the window out of the plan. For the materialized views'' windows only (planned afresh at every refresh); a kept plan would keep the time it was planned at.';
 
 CREATE FUNCTION webhooks.claim(worker text, max_events integer DEFAULT 50, lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF webhooks.events
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5389,6 +5406,16 @@ BEGIN
     WHERE r.started_at < v_payload_cutoff;
     GET DIAGNOSTICS v_runs = ROW_COUNT;
 
+    -- What was recorded about events, by its own age: failed attempts
+    -- after keep_payload (not those of an event still to run: its last
+    -- error stays on the row too), replays and contradictions after
+    -- keep_keys.
+    DELETE FROM webhooks.event_errors AS x
+    WHERE x.at < v_payload_cutoff
+      AND NOT EXISTS (SELECT FROM webhooks.inbox AS e WHERE e.id = x.event_id AND e.status IN ('pending', 'processing'));
+    DELETE FROM webhooks.replays AS r WHERE r.replayed_at < v_keys_cutoff;
+    DELETE FROM webhooks.contradictions AS c WHERE c.detected_at < v_keys_cutoff;
+
     -- The high-water marks of ordered sequences go with the rows they
     -- stood for: a mark last moved before keep_keys was set by an event
     -- processed (and so received) before it, deleted above. Once per run
@@ -5641,8 +5668,12 @@ BEGIN
     -- The mark is read before the refresh takes its snapshot, so an event
     -- committed in between counts as unseen (errs on the side of staleness);
     -- one still in flight below the mark (ids follow inserts, not commits)
-    -- is picked up by the next refresh.
-    SELECT coalesce(max(e.id), 0) INTO v_high_water FROM webhooks.events AS e;
+    -- is picked up by the next refresh. It is the last id the sequence
+    -- handed out, not max(id) of webhooks.events: that would read the
+    -- queue and one index of every day slice of history, however many days
+    -- are kept. An id taken by a delivery that then stored nothing (a
+    -- duplicate that lost the race) is below the mark too: no event has it.
+    v_high_water := coalesce(pg_catalog.pg_sequence_last_value('webhooks.events_id_seq'::pg_catalog.regclass), 0);
 
     IF EXISTS (SELECT FROM pg_catalog.pg_matviews AS m
                WHERE m.schemaname = 'webhooks' AND m.matviewname = v_name AND m.ispopulated) THEN
@@ -5669,7 +5700,7 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION webhooks.refresh_view(name text) IS 'Refreshes one registered view (see webhooks.view_refreshes) CONCURRENTLY and records the time, duration and highest event id seen. Returns false without waiting when another transaction holds the refresh advisory lock (pg_try_advisory_xact_lock(31638955663652723)). Call it once per view, each in its own transaction, to keep snapshots short. Raises for an unregistered name.';
+COMMENT ON FUNCTION webhooks.refresh_view(name text) IS 'Refreshes one registered view (see webhooks.view_refreshes) CONCURRENTLY and records the time, duration and highest event id handed out before it (pg_sequence_last_value of webhooks.events_id_seq, no read of the events). Returns false without waiting when another transaction holds the refresh advisory lock (pg_try_advisory_xact_lock(31638955663652723)). Call it once per view, each in its own transaction, to keep snapshots short. Raises for an unregistered name.';
 
 CREATE FUNCTION webhooks.refresh_views() RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -6972,479 +7003,11 @@ CREATE MATERIALIZED VIEW webhooks.expectation_health AS
                    FROM webhooks.expectations x
                   WHERE ((x.provider = e.provider) AND (x.external_id = e.external_id)))) AS "exists"
            FROM webhooks.events e
-          WHERE ((e.received_at >= (now() - '24:00:00'::interval)) AND (e.source = 'backfill'::text))) s
+          WHERE ((e.received_at >= webhooks._window_start('24:00:00'::interval)) AND (e.source = 'backfill'::text))) s
   GROUP BY s.provider
   WITH NO DATA;
 
 COMMENT ON MATERIALIZED VIEW webhooks.expectation_health IS 'Per provider: open expectations, gaps (open and past deadline; over 1 h), oldest gap deadline, tombstones of the last 24 h, tombstones that met their event in the last 24 h, backfilled events of the last 24 h and those with no expectation.';
-
-CREATE TABLE webhooks.history_20261206 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261207 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261208 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261209 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261210 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261211 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261212 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261213 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
-
-CREATE TABLE webhooks.history_20261214 (
-    id bigint NOT NULL,
-    provider text NOT NULL,
-    external_id text NOT NULL,
-    event_type text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    payload jsonb,
-    source text DEFAULT 'webhook'::text NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    revision integer DEFAULT 1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    claimed_at timestamp with time zone,
-    processed_at timestamp with time zone,
-    attempts integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
-    run_after timestamp with time zone DEFAULT now() NOT NULL,
-    locked_by text,
-    locked_until timestamp with time zone,
-    last_error text,
-    payload_pruned_at timestamp with time zone,
-    seq bigint GENERATED ALWAYS AS (
-CASE
-    WHEN (external_id ~ '^(0|[1-9][0-9]{0,17})$'::text) THEN (external_id)::bigint
-    ELSE NULL::bigint
-END) STORED,
-    body_sha256 bytea,
-    order_key text,
-    order_num numeric,
-    order_text text,
-    order_held boolean DEFAULT false NOT NULL,
-    out_of_order boolean DEFAULT false NOT NULL,
-    trace_parent text,
-    trace_link text,
-    CONSTRAINT events_attempts_check CHECK (((attempts >= 0) AND (max_attempts >= 1) AND (attempts <= max_attempts))),
-    CONSTRAINT events_body_sha256_check CHECK (((body_sha256 IS NULL) OR (octet_length(body_sha256) = 32))),
-    CONSTRAINT events_dead_check CHECK (((status <> 'dead'::text) OR (last_error IS NOT NULL))),
-    CONSTRAINT events_event_type_check CHECK (((btrim(event_type) <> ''::text) AND (octet_length(event_type) <= 255))),
-    CONSTRAINT events_external_id_check CHECK (((btrim(external_id) <> ''::text) AND (octet_length(external_id) <= 255))),
-    CONSTRAINT events_locked_by_check CHECK (((locked_by IS NULL) OR (btrim(locked_by) <> ''::text))),
-    CONSTRAINT events_locked_check CHECK ((((status = 'processing'::text) = (locked_by IS NOT NULL)) AND ((locked_by IS NULL) = (locked_until IS NULL)))),
-    CONSTRAINT events_payload_check CHECK (((payload IS NOT NULL) OR (status = 'processed'::text))),
-    CONSTRAINT events_payload_pruned_check CHECK (((payload IS NULL) = (payload_pruned_at IS NOT NULL))),
-    CONSTRAINT events_processed_check CHECK (((status = 'processed'::text) = (processed_at IS NOT NULL))),
-    CONSTRAINT events_processing_attempts_check CHECK (((status <> 'processing'::text) OR ((attempts >= 1) AND (claimed_at IS NOT NULL)))),
-    CONSTRAINT events_provider_check CHECK (((btrim(provider) <> ''::text) AND (octet_length(provider) <= 64))),
-    CONSTRAINT events_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT events_source_check CHECK (((btrim(source) <> ''::text) AND (octet_length(source) <= 32))),
-    CONSTRAINT events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'processed'::text, 'dead'::text]))),
-    CONSTRAINT history_processed_check CHECK ((status = 'processed'::text))
-)
-WITH (fillfactor='100', autovacuum_freeze_min_age='0', autovacuum_vacuum_insert_scale_factor='0.1');
 
 CREATE TABLE webhooks.history_days (
     day date NOT NULL,
@@ -7481,7 +7044,7 @@ CREATE MATERIALIZED VIEW webhooks.latency_1h AS
     percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p50_s,
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p99_s
    FROM webhooks.events e
-  WHERE ((e.received_at >= (now() - '24:00:00'::interval)) AND (e.status = 'processed'::text) AND (e.processed_at >= (now() - '01:00:00'::interval)) AND (NOT (EXISTS ( SELECT
+  WHERE ((e.received_at >= webhooks._window_start('24:00:00'::interval)) AND (e.status = 'processed'::text) AND (e.processed_at >= (now() - '01:00:00'::interval)) AND (NOT (EXISTS ( SELECT
            FROM webhooks.replays r
           WHERE (r.event_id = e.id)))))
   GROUP BY e.provider
@@ -7547,7 +7110,7 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
          SELECT e_1.provider,
             count(*) AS n
            FROM webhooks.events e_1
-          WHERE ((e_1.received_at >= (now() - '00:15:00'::interval)) AND (e_1.payload IS NOT NULL))
+          WHERE ((e_1.received_at >= webhooks._window_start('00:15:00'::interval)) AND (e_1.payload IS NOT NULL))
           GROUP BY e_1.provider
         )
  SELECT e.provider,
@@ -7575,7 +7138,7 @@ CREATE MATERIALIZED VIEW webhooks.payload_15m AS
                     WHEN s.sampled THEN webhooks._payload_time(e.payload, ARRAY['created_at'::text])
                     ELSE NULL::timestamp with time zone
                 END) AS stated_at) p)
-  WHERE ((e.received_at >= (now() - '00:15:00'::interval)) AND (e.payload IS NOT NULL))
+  WHERE ((e.received_at >= webhooks._window_start('00:15:00'::interval)) AND (e.payload IS NOT NULL))
   GROUP BY e.provider
   WITH NO DATA;
 
@@ -7738,7 +7301,7 @@ CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.received_at)))::double precision)) AS wait_p99_s,
     percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM (e.processed_at - e.claimed_at)))::double precision)) AS handler_p99_s
    FROM webhooks.events e
-  WHERE (e.received_at >= (now() - '24:00:00'::interval))
+  WHERE (e.received_at >= webhooks._window_start('24:00:00'::interval))
   GROUP BY e.provider, (date_bin('00:05:00'::interval, e.received_at, '2000-01-01 00:00:00+00'::timestamp with time zone))
   WITH NO DATA;
 
@@ -7756,24 +7319,6 @@ CREATE TABLE webhooks.view_refreshes (
 );
 
 COMMENT ON TABLE webhooks.view_refreshes IS 'Registry of the views refresh_views() refreshes: last refresh time, duration, count, and the highest event id seen.';
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261206 FOR VALUES FROM ('2026-12-06 00:00:00+00') TO ('2026-12-07 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261207 FOR VALUES FROM ('2026-12-07 00:00:00+00') TO ('2026-12-08 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261208 FOR VALUES FROM ('2026-12-08 00:00:00+00') TO ('2026-12-09 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261209 FOR VALUES FROM ('2026-12-09 00:00:00+00') TO ('2026-12-10 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261210 FOR VALUES FROM ('2026-12-10 00:00:00+00') TO ('2026-12-11 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261211 FOR VALUES FROM ('2026-12-11 00:00:00+00') TO ('2026-12-12 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261212 FOR VALUES FROM ('2026-12-12 00:00:00+00') TO ('2026-12-13 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261213 FOR VALUES FROM ('2026-12-13 00:00:00+00') TO ('2026-12-14 00:00:00+00');
-
-ALTER TABLE ONLY webhooks.history ATTACH PARTITION webhooks.history_20261214 FOR VALUES FROM ('2026-12-14 00:00:00+00') TO ('2026-12-15 00:00:00+00');
 
 ALTER TABLE ONLY webhooks.events ALTER COLUMN id SET DEFAULT nextval('webhooks.events_id_seq'::regclass);
 
@@ -7890,6 +7435,8 @@ CREATE INDEX check_results_run_at_idx ON webhooks.check_results USING btree (run
 
 CREATE INDEX contradictions_detected_at_idx ON webhooks.contradictions USING btree (detected_at);
 
+CREATE INDEX event_errors_at_brin ON webhooks.event_errors USING brin (at);
+
 CREATE INDEX events_claimable_idx ON webhooks.inbox USING btree (run_after, id) WHERE ((status = 'pending'::text) AND (NOT order_held));
 
 CREATE INDEX events_dead_idx ON webhooks.inbox USING btree (updated_at) WHERE (status = 'dead'::text);
@@ -7922,143 +7469,19 @@ CREATE INDEX expectations_open_idx ON webhooks.expectations USING btree (deadlin
 
 CREATE INDEX history_id_idx ON ONLY webhooks.history USING btree (id);
 
-CREATE INDEX history_20261206_id_idx ON webhooks.history_20261206 USING btree (id);
-
 CREATE INDEX history_job_terminal_job_idx ON ONLY webhooks.history USING btree (provider, (
 CASE
     WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
     ELSE NULL::text
 END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
 
-CREATE INDEX history_20261206_provider_case_id_idx ON webhooks.history_20261206 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
+CREATE INDEX history_other_source_received_idx ON ONLY webhooks.history USING btree (source, received_at, id) WHERE (source <> 'webhook'::text);
 
 CREATE INDEX history_out_of_order_idx ON ONLY webhooks.history USING btree (provider) WHERE out_of_order;
 
-CREATE INDEX history_20261206_provider_idx ON webhooks.history_20261206 USING btree (provider) WHERE out_of_order;
-
 CREATE INDEX history_provider_received_idx ON ONLY webhooks.history USING btree (provider, received_at, id);
 
-CREATE INDEX history_20261206_provider_received_at_id_idx ON webhooks.history_20261206 USING btree (provider, received_at, id);
-
 CREATE INDEX history_received_idx ON ONLY webhooks.history USING btree (received_at, id);
-
-CREATE INDEX history_20261206_received_at_id_idx ON webhooks.history_20261206 USING btree (received_at, id);
-
-CREATE INDEX history_20261207_id_idx ON webhooks.history_20261207 USING btree (id);
-
-CREATE INDEX history_20261207_provider_case_id_idx ON webhooks.history_20261207 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261207_provider_idx ON webhooks.history_20261207 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261207_provider_received_at_id_idx ON webhooks.history_20261207 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261207_received_at_id_idx ON webhooks.history_20261207 USING btree (received_at, id);
-
-CREATE INDEX history_20261208_id_idx ON webhooks.history_20261208 USING btree (id);
-
-CREATE INDEX history_20261208_provider_case_id_idx ON webhooks.history_20261208 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261208_provider_idx ON webhooks.history_20261208 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261208_provider_received_at_id_idx ON webhooks.history_20261208 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261208_received_at_id_idx ON webhooks.history_20261208 USING btree (received_at, id);
-
-CREATE INDEX history_20261209_id_idx ON webhooks.history_20261209 USING btree (id);
-
-CREATE INDEX history_20261209_provider_case_id_idx ON webhooks.history_20261209 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261209_provider_idx ON webhooks.history_20261209 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261209_provider_received_at_id_idx ON webhooks.history_20261209 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261209_received_at_id_idx ON webhooks.history_20261209 USING btree (received_at, id);
-
-CREATE INDEX history_20261210_id_idx ON webhooks.history_20261210 USING btree (id);
-
-CREATE INDEX history_20261210_provider_case_id_idx ON webhooks.history_20261210 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261210_provider_idx ON webhooks.history_20261210 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261210_provider_received_at_id_idx ON webhooks.history_20261210 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261210_received_at_id_idx ON webhooks.history_20261210 USING btree (received_at, id);
-
-CREATE INDEX history_20261211_id_idx ON webhooks.history_20261211 USING btree (id);
-
-CREATE INDEX history_20261211_provider_case_id_idx ON webhooks.history_20261211 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261211_provider_idx ON webhooks.history_20261211 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261211_provider_received_at_id_idx ON webhooks.history_20261211 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261211_received_at_id_idx ON webhooks.history_20261211 USING btree (received_at, id);
-
-CREATE INDEX history_20261212_id_idx ON webhooks.history_20261212 USING btree (id);
-
-CREATE INDEX history_20261212_provider_case_id_idx ON webhooks.history_20261212 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261212_provider_idx ON webhooks.history_20261212 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261212_provider_received_at_id_idx ON webhooks.history_20261212 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261212_received_at_id_idx ON webhooks.history_20261212 USING btree (received_at, id);
-
-CREATE INDEX history_20261213_id_idx ON webhooks.history_20261213 USING btree (id);
-
-CREATE INDEX history_20261213_provider_case_id_idx ON webhooks.history_20261213 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261213_provider_idx ON webhooks.history_20261213 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261213_provider_received_at_id_idx ON webhooks.history_20261213 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261213_received_at_id_idx ON webhooks.history_20261213 USING btree (received_at, id);
-
-CREATE INDEX history_20261214_id_idx ON webhooks.history_20261214 USING btree (id);
-
-CREATE INDEX history_20261214_provider_case_id_idx ON webhooks.history_20261214 USING btree (provider, (
-CASE
-    WHEN (octet_length(COALESCE((payload ->> 'job_id'::text), external_id)) <= 255) THEN COALESCE((payload ->> 'job_id'::text), external_id)
-    ELSE NULL::text
-END), id) WHERE (event_type = ANY (ARRAY['job.completed'::text, 'job.failed'::text, 'job.canceled'::text]));
-
-CREATE INDEX history_20261214_provider_idx ON webhooks.history_20261214 USING btree (provider) WHERE out_of_order;
-
-CREATE INDEX history_20261214_provider_received_at_id_idx ON webhooks.history_20261214 USING btree (provider, received_at, id);
-
-CREATE INDEX history_20261214_received_at_id_idx ON webhooks.history_20261214 USING btree (received_at, id);
 
 CREATE UNIQUE INDEX keys_provider_body_sha256_key ON webhooks.keys USING btree (provider, body_sha256) WHERE (body_sha256 IS NOT NULL);
 
@@ -8080,96 +7503,6 @@ CREATE INDEX tombstones_provider_seq_idx ON webhooks.tombstones USING btree (pro
 
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m USING btree (provider, bucket);
 
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261206_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261206_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261206_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261206_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261206_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261207_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261207_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261207_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261207_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261207_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261208_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261208_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261208_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261208_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261208_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261209_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261209_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261209_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261209_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261209_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261210_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261210_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261210_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261210_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261210_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261211_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261211_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261211_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261211_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261211_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261212_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261212_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261212_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261212_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261212_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261213_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261213_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261213_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261213_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261213_received_at_id_idx;
-
-ALTER INDEX webhooks.history_id_idx ATTACH PARTITION webhooks.history_20261214_id_idx;
-
-ALTER INDEX webhooks.history_job_terminal_job_idx ATTACH PARTITION webhooks.history_20261214_provider_case_id_idx;
-
-ALTER INDEX webhooks.history_out_of_order_idx ATTACH PARTITION webhooks.history_20261214_provider_idx;
-
-ALTER INDEX webhooks.history_provider_received_idx ATTACH PARTITION webhooks.history_20261214_provider_received_at_id_idx;
-
-ALTER INDEX webhooks.history_received_idx ATTACH PARTITION webhooks.history_20261214_received_at_id_idx;
-
 CREATE TRIGGER check_results_queue_alert AFTER INSERT ON webhooks.check_results FOR EACH ROW EXECUTE FUNCTION webhooks._queue_alert();
 
 CREATE TRIGGER events_order_late BEFORE UPDATE OF status ON webhooks.inbox FOR EACH ROW WHEN (((new.order_key IS NOT NULL) AND (new.status = 'processed'::text) AND (old.status <> 'processed'::text) AND (current_setting('pginbox.order_bulk'::text, true) IS DISTINCT FROM 'mark'::text))) EXECUTE FUNCTION webhooks._order_mark_late();
@@ -8190,17 +7523,8 @@ CREATE TRIGGER ordering_publish_update AFTER UPDATE ON webhooks.ordering REFEREN
 
 CREATE TRIGGER provider_secrets_ed25519_key_tables AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON webhooks.provider_secrets FOR EACH STATEMENT EXECUTE FUNCTION webhooks._ed25519_key_tables_sync();
 
-ALTER TABLE ONLY webhooks.contradictions
-    ADD CONSTRAINT contradictions_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
-
-ALTER TABLE ONLY webhooks.event_errors
-    ADD CONSTRAINT event_errors_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
-
 ALTER TABLE ONLY webhooks.provider_secrets
     ADD CONSTRAINT provider_secrets_kind_fkey FOREIGN KEY (kind) REFERENCES webhooks.provider_kinds(kind);
-
-ALTER TABLE ONLY webhooks.replays
-    ADD CONSTRAINT replays_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhooks.inbox(id) ON DELETE CASCADE;
 
 REVOKE ALL ON FUNCTION webhooks._base64_decode(encoded text, padded boolean) FROM PUBLIC;
 
@@ -8351,6 +7675,8 @@ REVOKE ALL ON FUNCTION webhooks._verify_sume(secrets text[], headers jsonb, body
 REVOKE ALL ON FUNCTION webhooks._whpk_key(secret text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks._whsec_key(secret text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION webhooks._window_start(span interval) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION webhooks.claim(worker text, max_events integer, lease interval) FROM PUBLIC;
 

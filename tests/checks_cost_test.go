@@ -7,15 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pginbox/pginbox/internal/pgtest"
 )
 
-// TestChecksCostAtScale measures what the checks cost on a big table: it
-// seeds PGINBOX_CHECKS_COST_EVENTS processed events (e.g. 5000000) spread
-// over the last 35 days across four providers, in received_at order the way
-// they arrive, then times refresh_views() and run_checks() and logs the
-// plan of traffic_last_hour's query. It asserts nothing about speed (the
-// numbers go to docs/checks.md); it is skipped unless the variable is set,
-// so `make test` never seeds millions of rows:
+// TestChecksCostAtScale measures what the checks cost on a big history: it
+// seeds PGINBOX_CHECKS_COST_EVENTS processed events (e.g. 5000000) into the
+// day slices of the last 35 days of webhooks.history, four providers, in
+// received_at order the way move_history() leaves them, then times
+// refresh_views() and run_checks() and logs the plan of traffic_last_hour's
+// query. It asserts nothing about speed (the numbers go to docs/checks.md);
+// it is skipped unless the variable is set, so `make test` never seeds
+// millions of rows:
 //
 //	PGINBOX_CHECKS_COST_EVENTS=5000000 go run ./tests/cmd/withpg -- \
 //	  go test -count=1 -timeout 60m ./tests -run TestChecksCostAtScale -v
@@ -36,18 +39,10 @@ func TestChecksCostAtScale(t *testing.T) {
 		t.Logf("%-40s %8.1f ms", what, float64(d.Microseconds())/1000)
 		return d
 	}
-	timed("seed", `
-		INSERT INTO webhooks.events (provider, external_id, event_type, status, payload, received_at,
-		                             updated_at, claimed_at, processed_at, attempts, run_after)
-		SELECT (ARRAY['stripe', 'github', 'shopify', 'sume'])[1 + g % 4], 'evt_' || g, 'thing.happened',
-		       'processed', '{"id": 1}', x.at, x.at + interval '1 second', x.at + interval '1 second',
-		       x.at + interval '1 second', 1, x.at
-		FROM generate_series(1, `+strconv.Itoa(n)+`) AS g
-		CROSS JOIN LATERAL (SELECT now() - interval '35 days' + interval '35 days' * (g::float8 / `+strconv.Itoa(n)+`) AS at) AS x`)
-	timed("vacuum analyze", `VACUUM (ANALYZE) webhooks.events`)
-	if _, err := pool.Exec(ctx, `SELECT brin_summarize_new_values('webhooks.events_received_at_brin')`); err != nil {
-		t.Fatal(err)
-	}
+	start := time.Now()
+	pgtest.SeedHistoryDays(t, pool, 35, n/36)
+	t.Logf("%-40s %8.1f ms", "seed", float64(time.Since(start).Microseconds())/1000)
+	timed("vacuum analyze", `VACUUM (ANALYZE) webhooks.history`)
 	reconcilePass(t, pool)
 	for i := 1; i <= 3; i++ {
 		timed("refresh_views() #"+strconv.Itoa(i), `SELECT webhooks.refresh_views()`)
@@ -82,9 +77,9 @@ func TestChecksCostAtScale(t *testing.T) {
 		rows.Close()
 	}
 	// The learned check's query, at now and four weeks ago.
-	query := queryString(t, pool, `SELECT query FROM webhooks.checks WHERE name = 'traffic_last_hour'`)
-	for _, at := range []string{"now()", "now() - interval '28 days'"} {
-		plan, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+strings.ReplaceAll(query, "$1", at))
+	query := checkQuery(t, pool, "traffic_last_hour")
+	for _, at := range []time.Time{time.Now(), time.Now().Add(-28 * 24 * time.Hour)} {
+		plan, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+query, at)
 		if err != nil {
 			t.Fatal(err)
 		}

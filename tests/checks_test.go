@@ -252,6 +252,8 @@ var anomalies = []anomaly{
 		}
 	}},
 	{check: "events_id_used_ratio", seed: func(t *testing.T, p *pgxpool.Pool) {
+		// The ids' sequence belongs to the queue, webhooks.inbox (the view
+		// webhooks.events has none of its own).
 		execSQL(t, p, `SELECT setval(pg_get_serial_sequence('webhooks.inbox', 'id'), 6000000000000000000)`)
 		traffic(t, p, "acme", "e", 1)
 	}},
@@ -274,6 +276,8 @@ var anomalies = []anomaly{
 		if _, err := holder.Exec(ctx, `BEGIN`); err != nil {
 			t.Fatal(err)
 		}
+		// The queue's row: FOR UPDATE through the view webhooks.events
+		// (a UNION ALL) locks no row.
 		if _, err := holder.Exec(ctx, `SELECT id FROM webhooks.inbox FOR UPDATE`); err != nil {
 			t.Fatal(err)
 		}

@@ -436,7 +436,8 @@ func (n planNode) walk(f func(planNode)) {
 
 // TestFindSequenceGapsCostFollowsRows: over a window holding 20,000
 // received ids with 7 holes, one of them tombstoned, the plan reads the
-// received ids from the (provider, seq) index (no table scan), and
+// received ids from the (provider, seq) index of webhooks.keys (no table
+// scan, no day slice of history), and
 // generate_series produces only the 7 missing ids, of which the tombstoned
 // one is dropped: nothing proportional to the width of the window. (Row
 // counts from EXPLAIN ANALYZE, not timings.)

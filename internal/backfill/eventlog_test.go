@@ -441,3 +441,48 @@ func TestGitHubLog(t *testing.T) {
 		t.Fatalf("a JWT signed with another key: %v, want unauthorized", err)
 	}
 }
+
+// TestEventLogKnowsKeysOfDroppedDays: a pass looks the listed keys up in
+// webhooks.keys, which keeps a key after prune() dropped its event's day of
+// history: of 30 GitHub deliveries, 10 stored long ago whose events are
+// gone (their keys kept) are duplicates, neither fetched nor stored again;
+// the other 20 are fetched and stored.
+func TestEventLogKnowsKeysOfDroppedDays(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 4)
+	key, pemText := githubfake.AppKey(t)
+	f := githubfake.New("123456", &key.PublicKey)
+	defer f.Close()
+	now := time.Now()
+	var ds []githubfake.Delivery
+	for g := range 30 {
+		payload, _ := json.Marshal(map[string]any{"action": "opened", "issue": map[string]any{"number": g}})
+		ds = append(ds, githubfake.Delivery{ID: int64(5000 + g), GUID: fmt.Sprintf("9a1c%04d-cc78-11e3-81ab-4c9367dc0958", g),
+			DeliveredAt: now.Add(-time.Hour + time.Duration(g)*time.Minute), Event: "issues", Action: "opened", StatusCode: 200, Payload: payload})
+	}
+	f.Add(ds...)
+	for _, d := range ds[:10] {
+		dbExec(t, pool, `SELECT webhooks.ingest_webhook('gh', $1, 'issues.opened', $2::jsonb)`, d.GUID, string(d.Payload))
+	}
+	// Their day dropped: the events gone, the keys kept.
+	dbExec(t, pool, `DELETE FROM webhooks.inbox WHERE provider = 'gh'`)
+	el, err := github.NewEventLog("gh", f.URL, "123456", pemText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunLog(context.Background(), pool, el, logOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Complete || rep.Listed != 30 || rep.Duplicates != 10 || rep.Fetched != 20 || rep.Recovered != 20 {
+		t.Fatalf("report %+v; want 30 listed, 10 duplicates, 20 fetched and recovered", rep)
+	}
+	for i, d := range ds {
+		if n := f.Details(d.ID); (i < 10) != (n == 0) {
+			t.Errorf("delivery %d (key kept: %v): %d detail requests", i, i < 10, n)
+		}
+	}
+	if n := dbInt(t, pool, `SELECT count(*) FROM webhooks.events WHERE provider = 'gh'`); n != 20 {
+		t.Fatalf("%d events, want the 20 recovered", n)
+	}
+}

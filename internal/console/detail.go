@@ -72,17 +72,30 @@ type timelineEntry struct {
 // errNoEvent says the event id does not exist (or was pruned).
 var errNoEvent = errors.New("no such event")
 
+// eventDetailSQL reads one event by id from one of the two tables behind
+// webhooks.events (%s): the queue, webhooks.inbox, first, one probe of its
+// primary key; then webhooks.history, whose day slices are partitioned by
+// received_at, not id, so an id there costs one probe of the id index of
+// each slice (an operator's click, a cold path).
+const eventDetailSQL = `SELECT ` + eventCols + `, e.payload, e.claimed_at, e.locked_by, e.run_after, e.revision, e.payload_pruned_at,
+		EXISTS (SELECT 1 FROM webhooks.paused_providers AS p WHERE p.provider = e.provider),
+		e.order_key, e.order_held, e.out_of_order
+	FROM %s AS e WHERE e.id = $1`
+
 // eventDetail reads one event with its errors, replays and timeline.
 func (c *Console) eventDetail(ctx context.Context, id int64) (*eventDetail, error) {
 	d := &eventDetail{Errors: []eventError{}, Replays: []replayRow{}}
 	var payload []byte
-	err := c.pool.QueryRow(ctx, `SELECT `+eventCols+`, e.payload, e.claimed_at, e.locked_by, e.run_after, e.revision, e.payload_pruned_at,
-			EXISTS (SELECT 1 FROM webhooks.paused_providers AS p WHERE p.provider = e.provider),
-			e.order_key, e.order_held, e.out_of_order
-		FROM webhooks.events AS e WHERE e.id = $1`, id).Scan(
-		&d.ID, &d.Provider, &d.ExternalID, &d.EventType, &d.Status, &d.Source, &d.ReceivedAt, &d.ProcessedAt, &d.Attempts,
-		&d.MaxAttempts, &d.LastError, &payload, &d.ClaimedAt, &d.LockedBy, &d.RunAfter, &d.Revision, &d.PrunedAt, &d.Paused,
-		&d.OrderKey, &d.OrderHeld, &d.OutOfOrder)
+	var err error
+	for _, table := range []string{"webhooks.inbox", "webhooks.history"} {
+		err = c.pool.QueryRow(ctx, fmt.Sprintf(eventDetailSQL, table), id).Scan(
+			&d.ID, &d.Provider, &d.ExternalID, &d.EventType, &d.Status, &d.Source, &d.ReceivedAt, &d.ProcessedAt, &d.Attempts,
+			&d.MaxAttempts, &d.LastError, &payload, &d.ClaimedAt, &d.LockedBy, &d.RunAfter, &d.Revision, &d.PrunedAt, &d.Paused,
+			&d.OrderKey, &d.OrderHeld, &d.OutOfOrder)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoEvent
 	}
@@ -145,13 +158,7 @@ func (c *Console) apiEvent(w http.ResponseWriter, r *http.Request) {
 // read through events_order_idx; nil when it has none.
 func (c *Console) sequenceHead(ctx context.Context, provider, key string) (*int64, error) {
 	var id int64
-	err := c.pool.QueryRow(ctx, `
-		SELECT e.id FROM webhooks.events AS e
-		WHERE e.provider = $1 AND e.order_key = $2 AND e.order_key IS NOT NULL
-		  AND e.status <> 'processed'
-		  AND (e.status <> 'dead' OR coalesce((SELECT o.dead_blocks FROM webhooks.ordering AS o WHERE o.provider = $1), true))
-		ORDER BY coalesce(e.order_num, 'NaN'::numeric), coalesce(e.order_text, '') COLLATE "C", e.received_at, e.id
-		LIMIT 1`, provider, key).Scan(&id)
+	err := c.pool.QueryRow(ctx, sequenceHeadSQL, provider, key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

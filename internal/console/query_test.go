@@ -8,8 +8,9 @@ import (
 	"github.com/pginbox/pginbox/internal/console/filter"
 )
 
-// TestListSQL: one page statement and one counts statement, a branch per
-// status, each bound to the filter's arguments.
+// TestListSQL: one page statement and one counts statement, a branch of
+// the queue per status and one of history for processed, each bound to the
+// filter's arguments; a status other than processed reads no history.
 func TestListSQL(t *testing.T) {
 	t.Parallel()
 	qs, err := ListSQL(url.Values{"source": {"backfill"}})
@@ -23,8 +24,20 @@ func TestListSQL(t *testing.T) {
 		if len(q.Args) != 1 || q.Args[0] != "backfill" {
 			t.Errorf("%s: args %v, want [backfill]", q.Name, q.Args)
 		}
-		if n := strings.Count(q.SQL, "e.status = '"); n != len(filter.Statuses) {
-			t.Errorf("%s: %d status branches, want %d", q.Name, n, len(filter.Statuses))
+		if n := strings.Count(q.SQL, "FROM webhooks.inbox AS e WHERE e.status = '"); n != len(filter.Statuses) {
+			t.Errorf("%s: %d status branches of the queue, want %d", q.Name, n, len(filter.Statuses))
+		}
+		if n := strings.Count(q.SQL, "FROM webhooks.history AS e WHERE"); n != 1 {
+			t.Errorf("%s: %d branches of history, want 1 (processed)", q.Name, n)
+		}
+	}
+	pending, err := ListSQL(url.Values{"status": {"pending"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range pending {
+		if strings.Contains(q.SQL, "webhooks.history") || strings.Count(q.SQL, "e.status = 'pending'") != 1 {
+			t.Errorf("%s of pending events: want the queue's pending branch alone, got %s", q.Name, q.SQL)
 		}
 	}
 	if _, err := ListSQL(url.Values{"limit": {"0"}}); err == nil {

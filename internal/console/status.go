@@ -249,14 +249,8 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 		section("gaps", err)
 	}
 	section("tombstones", collect(ctx, c, &st.Tombstones, `SELECT provider, external_id, reason, created_at FROM webhooks.tombstones ORDER BY created_at DESC LIMIT 20`))
-	section("dead", collect(ctx, c, &st.Dead, `
-		SELECT id, provider, external_id, event_type, attempts, coalesce(last_error, ''), updated_at
-		FROM webhooks.events WHERE status = 'dead' ORDER BY updated_at DESC LIMIT 50`))
-	section("by_provider", collect(ctx, c, &st.ByProvider, `
-		SELECT provider, count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'processing'),
-		       count(*) FILTER (WHERE status = 'dead')
-		FROM webhooks.events WHERE status IN ('pending', 'processing', 'dead')
-		GROUP BY provider ORDER BY provider`))
+	section("dead", collect(ctx, c, &st.Dead, deadSQL))
+	section("by_provider", collect(ctx, c, &st.ByProvider, byProviderSQL))
 	section("traffic_24h", collect(ctx, c, &st.Traffic24h, `
 		SELECT date_trunc('hour', bucket), sum(received)::bigint, sum(processed)::bigint, sum(dead)::bigint,
 		       (percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_p50_s))::float8, max(wait_p99_s)::float8
@@ -272,10 +266,7 @@ func (c *Console) gatherStatus(ctx context.Context) (*statusPage, error) {
 			&w.dst.Received, &w.dst.Processed, &w.dst.Dead, &w.dst.WaitP50, &w.dst.WaitP99)
 		section(w.name, err)
 	}
-	section("backfills", collect(ctx, c, &st.Backfills, `
-		SELECT id, provider, external_id, event_type, received_at FROM webhooks.events
-		WHERE source = 'backfill' AND received_at >= now() - interval '24 hours'
-		ORDER BY id DESC LIMIT 10`))
+	section("backfills", collect(ctx, c, &st.Backfills, backfillsSQL))
 	// A first pass cut short inserts its row with completed_at = last_pass_at
 	// and an error; any later pass moves completed_at only when complete.
 	section("backfill", collect(ctx, c, &st.Backfill, `

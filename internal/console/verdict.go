@@ -51,9 +51,7 @@ func verdictOf(st *statusPage, started time.Time) string {
 // their next attempt (pending with a last error: replay clears it), and
 // the earliest time one of them runs again.
 func (c *Console) readRetrying(ctx context.Context, st *statusPage) error {
-	return c.pool.QueryRow(ctx, `
-		SELECT count(*), min(run_after) FROM webhooks.events
-		WHERE status = 'pending' AND last_error IS NOT NULL`).Scan(&st.Retrying, &st.NextRetryAt)
+	return c.pool.QueryRow(ctx, retryingSQL).Scan(&st.Retrying, &st.NextRetryAt)
 }
 
 // retryText is the overview's line about failing events: "2 events

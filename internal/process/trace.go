@@ -59,32 +59,37 @@ func (w *Workers) statementSpans(runs []statementRun, mode string, start, end ti
 
 // traceRowsSQL reads what the spans of a process_pending batch need (and
 // of the ordered runs a process_batch statement ran: their attempt, counted
-// by then, is the stored one). A role
-// with only grant_worker's privileges may not read webhooks.events: then the
-// spans are recorded without the delivery's parent (see rowLockSQL).
+// by then, is the stored one), from the queue, where the statement found
+// those events: one probe of its primary key per id. A role with only
+// grant_worker's privileges may not read the queue: then the spans are
+// recorded without the delivery's parent (see rowLockSQL).
 const traceRowsSQL = `SELECT id, provider, event_type, source, coalesce(trace_parent, ''), coalesce(trace_link, ''), attempts
-	FROM webhooks.events WHERE id = ANY($1)`
+	FROM webhooks.inbox WHERE id = ANY($1)`
 
-// traceRows reads the events of ids for their spans; on error it returns
-// bare events (ids only) and logs once.
+// traceMovedSQL reads the same for the ids traceRowsSQL did not find:
+// processed events move_history() moved into history in between. Nothing
+// tells their day, so it probes the id index of every day slice once; it
+// runs only when the mover ran between the statement and the read.
+const traceMovedSQL = `SELECT id, provider, event_type, source, coalesce(trace_parent, ''), coalesce(trace_link, ''), attempts
+	FROM webhooks.history WHERE id = ANY($1)`
+
+// traceRows reads the events of ids for their spans, from the queue and
+// then, for those no longer there, from history; on error it returns bare
+// events (ids only) and logs once.
 func (w *Workers) traceRows(ctx context.Context, ids []int64) map[int64]*pginboxtype.Event {
 	evs := make(map[int64]*pginboxtype.Event, len(ids))
 	for _, id := range ids {
 		evs[id] = &pginboxtype.Event{ID: id}
 	}
-	rows, err := w.Pool.Query(ctx, traceRowsSQL, ids)
-	if err == nil {
-		defer rows.Close()
-		for rows.Next() {
-			var ev pginboxtype.Event
-			if err = rows.Scan(&ev.ID, &ev.Provider, &ev.EventType, &ev.Source, &ev.Trace.Parent, &ev.Trace.Link, &ev.Attempt); err != nil {
-				break
+	found, err := w.readTraceRows(ctx, traceRowsSQL, ids, evs)
+	if err == nil && found < len(ids) {
+		var moved []int64
+		for _, id := range ids {
+			if evs[id].Provider == "" {
+				moved = append(moved, id)
 			}
-			evs[ev.ID] = &ev
 		}
-		if err == nil {
-			err = rows.Err()
-		}
+		_, err = w.readTraceRows(ctx, traceMovedSQL, moved, evs)
 	}
 	if err != nil {
 		w.traceReadWarn.Do(func() {
@@ -92,4 +97,24 @@ func (w *Workers) traceRows(ctx context.Context, ids []int64) map[int64]*pginbox
 		})
 	}
 	return evs
+}
+
+// readTraceRows runs one of the trace queries for ids and puts the events
+// it finds into evs; it returns how many it found.
+func (w *Workers) readTraceRows(ctx context.Context, query string, ids []int64, evs map[int64]*pginboxtype.Event) (int, error) {
+	rows, err := w.Pool.Query(ctx, query, ids)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var ev pginboxtype.Event
+		if err := rows.Scan(&ev.ID, &ev.Provider, &ev.EventType, &ev.Source, &ev.Trace.Parent, &ev.Trace.Link, &ev.Attempt); err != nil {
+			return found, err
+		}
+		evs[ev.ID] = &ev
+		found++
+	}
+	return found, rows.Err()
 }

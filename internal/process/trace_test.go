@@ -148,3 +148,46 @@ func TestProcessSpansOfGoHandlers(t *testing.T) {
 func traceCtx(s sdktrace.ReadOnlySpan) context.Context {
 	return trace.ContextWithSpanContext(context.Background(), s.SpanContext())
 }
+
+// TestTraceRowsReadQueueThenHistory: the spans of a batch statement read
+// the events' stored trace context from the queue, and only the events
+// move_history() moved on since from history:
+// over five days of history, the first read touches no day slice, and an
+// event already moved is still found, with its trace parent.
+func TestTraceRowsReadQueueThenHistory(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	pgtest.SeedHistoryDays(t, pool, 5, 200)
+	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ctx := context.Background()
+	ids := map[string]int64{}
+	for _, key := range []string{"queued", "moved"} {
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT event_id FROM webhooks.ingest_webhook('p', $1, 't', '{}', trace_parent => $2)`,
+			key, parent).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[key] = id
+	}
+	pgtest.Exec(t, pool, `UPDATE webhooks.inbox SET status = 'processed', processed_at = now(), claimed_at = now(), attempts = 1
+		WHERE external_id = 'moved'`)
+	pgtest.Exec(t, pool, `SELECT webhooks.move_history()`)
+	var moved int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM webhooks.history WHERE external_id = 'moved'`).Scan(&moved); err != nil || moved != 1 {
+		t.Fatalf("moved %d (%v), want the event in history", moved, err)
+	}
+	var plan string
+	if err := pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+traceRowsSQL, []int64{ids["queued"], ids["moved"]}).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if days, _ := pgtest.HistoryReads(t, pgtest.ParsePlan(t, plan)); len(days) > 0 {
+		t.Fatalf("traceRowsSQL reads history (%v):\n%s", days, plan)
+	}
+	w := &Workers{Pool: pool, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	evs := w.traceRows(ctx, []int64{ids["queued"], ids["moved"]})
+	for key, id := range ids {
+		if ev := evs[id]; ev == nil || ev.Provider != "p" || ev.Trace.Parent != parent {
+			t.Errorf("%s: %+v, want its provider and trace parent", key, ev)
+		}
+	}
+}

@@ -3,7 +3,12 @@
 // PostgreSQL would refuse with the message a 400 carries, and writes the
 // SQL of the list page and of its capped counts per status: one index range
 // scan per status, a keyset cursor, a bounded window for payload searches.
-// It runs no query: internal/console does.
+// It runs no query: internal/console does, as the schema owner, so the SQL
+// reads the two tables behind webhooks.events, the queue (webhooks.inbox)
+// and the processed history by day (webhooks.history), each the way it is
+// indexed: a status other than processed is the queue alone, and processed
+// is the queue's last processed events merged with history read newest
+// day first, stopping at the page.
 package filter
 
 import (
@@ -252,16 +257,23 @@ func (f *Filter) where(now time.Time, args *[]any) string {
 		return "$" + strconv.Itoa(len(*args))
 	}
 	var conds []string
+	var provider string
 	if f.Provider != "" {
-		conds = append(conds, "e.provider = "+arg(f.Provider))
+		provider = arg(f.Provider)
+		conds = append(conds, "e.provider = "+provider)
 	}
 	if f.ExternalID != "" {
+		// webhooks.keys holds the key (provider, external_id) of every
+		// event with its id and received_at: one probe of its primary key
+		// (per provider listed, without a provider), then the event by id
+		// in the queue, or by (received_at, id) in the one day slice of
+		// history that holds it. Neither table is indexed on the key.
 		if f.Provider != "" {
-			conds = append(conds, "e.external_id = "+arg(f.ExternalID))
+			conds = append(conds, "(e.id, e.received_at) IN (SELECT k.event_id, k.received_at FROM webhooks.keys AS k WHERE k.provider = "+
+				provider+" AND k.external_id = "+arg(f.ExternalID)+")")
 		} else {
-			// (provider, external_id) is the unique key: with the
-			// providers listed, each is one index probe.
-			conds = append(conds, "(e.provider, e.external_id) IN (SELECT p.provider, "+arg(f.ExternalID)+"::text FROM webhooks._providers() AS p)")
+			conds = append(conds, "(e.id, e.received_at) IN (SELECT k.event_id, k.received_at FROM webhooks._providers() AS p "+
+				"JOIN webhooks.keys AS k ON k.provider = p.provider AND k.external_id = "+arg(f.ExternalID)+")")
 		}
 	}
 	if f.EventType != "" {
@@ -300,33 +312,47 @@ func (f *Filter) statusList() []string {
 }
 
 // ListSQL is the page query, newest first by (received_at, id): one branch
-// per status, each an index range scan ((status, received_at, id),
-// (status, provider, received_at, id), or, for a source other than
-// webhook, the partial (status, received_at, id) of non-webhook rows) that
-// a time window bounds; the planner merges them in order and stops at the
-// limit. after, when set, is
-// the keyset cursor: rows strictly older than it.
+// per status, each an index range scan of the queue ((status, received_at,
+// id), (status, provider, received_at, id), or, for a source other than
+// webhook, the partial (status, received_at, id) of non-webhook rows), plus,
+// for processed, one of history, whose day slices are read newest first
+// through (received_at, id), (provider, received_at, id) or the partial
+// (source, received_at, id) of non-webhook rows; a time window bounds them,
+// the planner merges them in order and stops at the limit, so a page opens
+// the newest slices only. after, when set, is the keyset cursor: rows
+// strictly older than it (the plain bound on received_at beside the row
+// comparison leaves out the slices newer than the cursor).
 func (f *Filter) ListSQL(cols string, after *Cursor, limit int, now time.Time, args *[]any) string {
 	where := f.where(now, args)
 	if after != nil {
 		*args = append(*args, after.At, after.ID)
-		where += fmt.Sprintf(" AND (e.received_at, e.id) < ($%d, $%d)", len(*args)-1, len(*args))
+		where += fmt.Sprintf(" AND e.received_at <= $%d AND (e.received_at, e.id) < ($%d, $%d)", len(*args)-1, len(*args)-1, len(*args))
 	}
 	var branches []string
 	for _, st := range f.statusList() {
-		branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.events AS e WHERE e.status = '%s' AND %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d)",
+		branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.inbox AS e WHERE e.status = '%s' AND %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d)",
 			cols, st, where, limit))
+		if st == "processed" {
+			branches = append(branches, fmt.Sprintf("(SELECT %s FROM webhooks.history AS e WHERE %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d)",
+				cols, where, limit))
+		}
 	}
 	return fmt.Sprintf("SELECT * FROM (%s) AS page ORDER BY received_at DESC, id DESC LIMIT %d", strings.Join(branches, " UNION ALL "), limit)
 }
 
 // CountSQL counts the filter's events per status, each count stopping at
-// CountCap+1 (one bounded index range scan per status).
+// CountCap+1 (one bounded index range scan per status; processed adds
+// history's, newest day first).
 func (f *Filter) CountSQL(now time.Time, args *[]any) string {
 	where := f.where(now, args)
 	var parts []string
 	for _, st := range f.statusList() {
-		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (SELECT 1 FROM webhooks.events AS e WHERE e.status = '%s' AND %s LIMIT %d) AS c)", st, st, where, CountCap+1))
+		from := fmt.Sprintf("SELECT 1 FROM webhooks.inbox AS e WHERE e.status = '%s' AND %s LIMIT %d", st, where, CountCap+1)
+		if st == "processed" {
+			from = fmt.Sprintf("(%s) UNION ALL (SELECT 1 FROM webhooks.history AS e WHERE %s ORDER BY e.received_at DESC, e.id DESC LIMIT %d) LIMIT %d",
+				from, where, CountCap+1, CountCap+1)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT '%s'::text, (SELECT count(*) FROM (%s) AS c)", st, from))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }

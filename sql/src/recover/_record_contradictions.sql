@@ -6,9 +6,16 @@
 --
 -- Which rows: those received since `since`, plus pending rows updated since
 -- then (a redelivery that reconciled the payload of a pending event). The
--- BRIN index on received_at keeps this proportional to recent traffic;
--- reconcile() passes '-infinity' to re-read everything. Rows whose payload was
--- pruned have nothing to compare and are skipped.
+-- statement is planned with `since` and the look-back's start as constants
+-- (EXECUTE ... USING; `since` - 30 days is computed here, since timestamptz
+-- minus an interval is not immutable and would leave the pruning to the
+-- executor, after the planner has opened and locked every slice), so the
+-- planner keeps only the day slices of history from `since` on (and, for
+-- duplicate_terminal, the 30 days before it) and never opens the others:
+-- the pass costs what recent traffic costs, however many days are kept
+-- (TestWindowReadersScanOnlyTheirDays). reconcile() passes '-infinity' to
+-- re-read everything. Rows whose payload was pruned have nothing to compare
+-- and are skipped.
 --
 -- The kinds:
 --   event_type_mismatch  the payload's own top-level event (else type, as Sume
@@ -33,13 +40,15 @@
 --                        payload's top-level job_id, else the external_id (Sume
 --                        keys job webhooks on job_id, so a redelivery is the same
 --                        row, never a second one). The earliest row (lowest id)
---                        is the job's terminal event; each later one is flagged.
---                        Jobs are looked up in events_job_terminal_job_idx,
---                        with its exact expression: the job id when it is at
---                        most 255 bytes, else NULL. A terminal event whose job
---                        id is longer (a B-tree entry could not hold it) is
---                        not checked for this kind; the pass counts it in
---                        "jobs_unchecked".
+--                        received from 30 days before `since` on is the job's
+--                        terminal event; each later one is flagged. Jobs are
+--                        looked up in events_job_terminal_job_idx (the queue)
+--                        and history_job_terminal_job_idx (each day slice of
+--                        the look-back), with their exact expression: the job
+--                        id when it is at most 255 bytes, else NULL. A
+--                        terminal event whose job id is longer (a B-tree entry
+--                        could not hold it) is not checked for this kind; the
+--                        pass counts it in "jobs_unchecked".
 CREATE OR REPLACE FUNCTION webhooks._record_contradictions(since timestamptz)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -51,6 +60,7 @@ DECLARE
     v_new     jsonb;
     v_long    bigint;
 BEGIN
+    EXECUTE $sql$
     WITH candidates AS MATERIALIZED (
         SELECT e.id, e.provider, e.external_id, e.event_type,
                CASE WHEN jsonb_typeof(e.payload -> 'event') = 'string' THEN e.payload ->> 'event'
@@ -64,8 +74,8 @@ BEGIN
                     THEN coalesce(e.payload ->> 'job_id', e.external_id) END AS job
         FROM webhooks.events AS e
         WHERE e.payload IS NOT NULL
-          AND (e.received_at >= _record_contradictions.since
-               OR (e.status = 'pending' AND e.updated_at >= _record_contradictions.since))
+          AND (e.received_at >= $1
+               OR (e.status = 'pending' AND e.updated_at >= $1))
     ), found (event_id, kind, detail) AS (
         SELECT c.id, 'event_type_mismatch',
                jsonb_build_object('event_type', c.event_type, 'payload_type', c.declared_type)
@@ -107,6 +117,7 @@ BEGIN
                        THEN coalesce(e2.payload ->> 'job_id', e2.external_id) END = c.job
               AND e2.event_type IN ('job.completed', 'job.failed', 'job.canceled')
               AND e2.id < c.id
+              AND e2.received_at >= $2
             ORDER BY e2.id
             LIMIT 1
         ) AS first
@@ -127,8 +138,9 @@ BEGIN
                'error_missing',       count(*) FILTER (WHERE i.kind = 'error_missing'),
                'status_mismatch',     count(*) FILTER (WHERE i.kind = 'status_mismatch'),
                'duplicate_terminal',  count(*) FILTER (WHERE i.kind = 'duplicate_terminal'))
+    FROM inserted AS i$sql$
     INTO v_checked, v_long, v_new
-    FROM inserted AS i;
+    USING _record_contradictions.since, _record_contradictions.since - interval '30 days';
 
     RETURN jsonb_build_object('checked', v_checked, 'new', v_new, 'jobs_unchecked', v_long);
 END;
@@ -138,7 +150,8 @@ $$;
 COMMENT ON FUNCTION webhooks._record_contradictions(timestamptz) IS
   'Private (reconcile()): re-reads events received since `since` (and pending ones updated since) and records '
   'new contradictions between state and payload in webhooks.contradictions, once per (event, kind): '
-  'event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (jobs looked up by a job id of at most '
-  '255 bytes, as events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly '
+  'event_type_mismatch, error_missing, status_mismatch, duplicate_terminal (an earlier terminal event of the job '
+  'received from 30 days before since on; jobs looked up by a job id of at most 255 bytes, as '
+  'events_job_terminal_job_idx holds them). Returns {"checked": rows read, "new": {kind: newly '
   'recorded}, "jobs_unchecked": terminal job events read whose job id is longer, not checked for duplicate_terminal}.';
 REVOKE EXECUTE ON FUNCTION webhooks._record_contradictions(timestamptz) FROM PUBLIC;

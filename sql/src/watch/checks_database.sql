@@ -3,6 +3,15 @@
 -- views the other checks read. Sessions of other roles are visible in
 -- pg_stat_activity only to roles with pg_read_all_stats (e.g. via pg_monitor):
 -- grant it to the role that runs the checks. See docs/checks.md.
+-- view_staleness_seconds looks for the first event a view has not seen among
+-- those received in the last day (as refresh_age_seconds does): a view whose
+-- refresh failed for longer still shows about a day, and an old event
+-- imported since the last refresh is not staleness. The day's start is
+-- computed from $1 (now(), as run_checks() binds it) in UTC: timestamptz
+-- minus an interval is only stable, and the planner drops the day slices of
+-- history before the bound only when it is immutable; otherwise it opens and
+-- locks every slice and leaves the pruning to the executor
+-- (TestStalenessChecksReadOneDay).
 -- +goose StatementBegin
 INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok, remedy)
 VALUES
@@ -60,11 +69,12 @@ FROM (SELECT greatest(age(a.backend_xmin), age(a.backend_xid)) AS age
  'Something burns ids (a sequence reset or huge `setval`, millions of failed inserts). Investigate before it matters.'),
 
 ('view_staleness_seconds', 'database',
- 'Age in seconds of the oldest event that the stalest registered view (webhooks.view_refreshes) has not seen yet; 0 when every view has seen every event.',
+ 'Age in seconds of the oldest event of the last day that the stalest registered view (webhooks.view_refreshes) has not seen yet; 0 when every view has seen every event.',
  $q$SELECT coalesce(max(greatest(0, extract(epoch FROM now() - u.received_at))), 0)
 FROM webhooks.view_refreshes AS r
 LEFT JOIN LATERAL (SELECT e.received_at FROM webhooks.events AS e
-                   WHERE e.id > r.events_high_water ORDER BY e.id LIMIT 1) AS u ON true$q$,
+                   WHERE e.id > r.events_high_water AND e.received_at >= ($1 AT TIME ZONE 'UTC' - interval '1 day') AT TIME ZONE 'UTC'
+                   ORDER BY e.id LIMIT 1) AS u ON true$q$,
  NULL, 600,
  'One view fails to refresh: look at `webhooks.view_refreshes` and the runner log for its error; run `SELECT webhooks.refresh_view(''<name>'')`.'),
 

@@ -2,7 +2,11 @@
 -- defaults for the default 5-minute lease and 1-minute reconcile / refresh /
 -- check schedules; tune them with a plain UPDATE of min_ok / max_ok (a re-run
 -- of this migration's statement leaves tuned thresholds alone). Every check
--- is documented in docs/checks.md.
+-- is documented in docs/checks.md. refresh_age_seconds looks for the first
+-- unseen event among those received in the last day only (computed from $1
+-- in UTC, an immutable bound: see view_staleness_seconds in
+-- checks_database.sql), so it never opens an older day slice of history
+-- (TestStalenessChecksReadOneDay).
 -- +goose StatementBegin
 INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_ok, remedy)
 VALUES
@@ -56,11 +60,12 @@ FROM (SELECT max(rr.started_at) AS last_started FROM webhooks.reconcile_runs AS 
  'The reconcile schedule stopped: check `pginbox serve` (`PGINBOX_RECONCILE_EVERY`) or your cron. If you never reconcile on purpose, disable the check.'),
 
 ('refresh_age_seconds', 'latency',
- 'Age in seconds of the oldest event that even the most recently refreshed view has not seen: how long ago the refresher last ran, counted only when events arrived since; 0 otherwise.',
+ 'Age in seconds of the oldest event of the last day that even the most recently refreshed view has not seen: how long ago the refresher last ran, counted only when events arrived since; 0 otherwise.',
  $q$SELECT coalesce(min(greatest(0, extract(epoch FROM now() - u.received_at))), 0)
 FROM webhooks.view_refreshes AS r
 LEFT JOIN LATERAL (SELECT e.received_at FROM webhooks.events AS e
-                   WHERE e.id > r.events_high_water ORDER BY e.id LIMIT 1) AS u ON true$q$,
+                   WHERE e.id > r.events_high_water AND e.received_at >= ($1 AT TIME ZONE 'UTC' - interval '1 day') AT TIME ZONE 'UTC'
+                   ORDER BY e.id LIMIT 1) AS u ON true$q$,
  NULL, 300,
  'The view refresher is not running: check the runner''s schedule or cron `SELECT webhooks.refresh_views()`; `NOTICE`s about skipped refreshes mean another refresher holds the lock forever.'),
 

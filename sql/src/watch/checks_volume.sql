@@ -82,17 +82,24 @@ ON CONFLICT (name) DO UPDATE
 -- its own history, and the check's value is the worst provider's distance
 -- from its band in half-widths ([-1, 1] is inside).
 --
--- A provider is listed at $1 when its first event the table still holds
--- is older than the hour: a silent provider gets a 0 (that is the outage
--- to catch), and a week before it (or pginbox) existed gives it no value at
--- all, rather than a 0 that would drag its median down. The total is NULL
--- when no provider is listed. What it reads, per evaluation: one hour of
--- webhooks.events by received_at (BRIN), never the whole table; the
--- providers by a skip scan of events_status_provider_received_idx (one probe
--- per provider and status); and one probe of that index per provider and
--- status for its first event. Both are min() subqueries, which plan as
--- one-row index scans whatever the statistics (an EXISTS on received_at
--- < $1 planned as a sequential scan of the whole table).
+-- A provider is listed at $1 when it was first seen more than an hour
+-- before $1 (webhooks.event_types, which refresh_view('event_types') keeps
+-- from the events received since its previous run): a silent provider gets
+-- a 0 (that is the outage to catch), and a week before it (or pginbox)
+-- existed gives it no value at all, rather than a 0 that would drag its
+-- median down. A provider whose every type went unseen for 90 days is
+-- dropped from event_types, and so from the list. The total is NULL when no
+-- provider is listed. What it reads, per evaluation: event_types (a row per
+-- provider and type), and the hour before $1 of webhooks.events by
+-- received_at: the queue and the one or two day slices of history that hold
+-- the hour, never the rest of history (TestTrafficLastHourPlan). $1 is
+-- bound as a constant and the hour's start is computed from it in UTC
+-- (timestamptz minus an interval is only stable), so both bounds are
+-- immutable and the planner itself drops every other slice: it neither
+-- opens nor locks them. On a new install the first
+-- refresh of event_types reads six weeks back, more than the four weeks
+-- (and an hour) the check looks back.
+--
 -- Its band, per provider: median ± greatest(3 MAD, 10 events, half the
 -- median), the lower edge at least a tenth of the median when the median
 -- is 50 or more (so an hour with nothing from a provider that usually sends
@@ -104,25 +111,16 @@ INSERT INTO webhooks.checks AS c (name, family, description, query, min_ok, max_
 VALUES
 ('traffic_last_hour', 'volume',
  'Events received in the last hour per provider, each against the same hour of the week over its last four weeks (learned: median ± greatest(3 MAD, 10, half the median), never down to 0 for a median of 50 or more); the value is the worst provider''s distance from its band in half-widths ([-1, 1] is inside).',
- $q$WITH RECURSIVE seen (status, provider) AS (
-    SELECT s.status, (SELECT min(k.provider) FROM webhooks.events AS k WHERE k.status = s.status)
-    FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
-    UNION ALL
-    SELECT p.status, (SELECT min(k.provider) FROM webhooks.events AS k
-                      WHERE k.status = p.status AND k.provider > p.provider)
-    FROM seen AS p
-    WHERE p.provider IS NOT NULL
-), listed AS (
-    SELECT DISTINCT p.provider
-    FROM seen AS p
-    WHERE p.provider IS NOT NULL
-      AND EXISTS (SELECT FROM unnest(ARRAY['pending', 'processing', 'processed', 'dead']) AS s(status)
-                  WHERE (SELECT min(o.received_at) FROM webhooks.events AS o
-                         WHERE o.status = s.status AND o.provider = p.provider) < $1 - interval '1 hour')
+ $q$WITH listed AS (
+    SELECT t.provider
+    FROM webhooks.event_types AS t
+    GROUP BY t.provider
+    HAVING min(t.first_seen_at) < $1 - interval '1 hour'
 ), hour AS (
     SELECT e.provider, count(*) AS n
     FROM webhooks.events AS e
-    WHERE e.received_at >= $1 - interval '1 hour' AND e.received_at < $1
+    WHERE e.received_at >= ($1 AT TIME ZONE 'UTC' - interval '1 hour') AT TIME ZONE 'UTC'
+      AND e.received_at < $1
     GROUP BY e.provider
 )
 SELECT l.provider, coalesce(h.n, 0) FROM listed AS l LEFT JOIN hour AS h ON h.provider = l.provider

@@ -5,7 +5,9 @@
 -- received more than a day ago are left out too, so a refresh reads one day of
 -- the table at most; those still waiting show up in oldest_pending_seconds.
 -- It reads webhooks.events, the queue and history together; the bound on
--- received_at leaves out every day slice of history but the last two.
+-- received_at (webhooks._window_start: a constant when the refresh is
+-- planned) leaves every day slice of history but the last two out of the
+-- plan (TestWindowViewsReadOnlyTheirDays).
 CREATE MATERIALIZED VIEW webhooks.latency_1h AS
 SELECT e.provider,
        count(*) AS processed,
@@ -18,7 +20,7 @@ SELECT e.provider,
        percentile_cont(0.99) WITHIN GROUP (
            ORDER BY extract(epoch FROM e.processed_at - e.claimed_at))  AS handler_p99_s
 FROM webhooks.events AS e
-WHERE e.received_at >= now() - interval '24 hours'
+WHERE e.received_at >= webhooks._window_start('24 hours')
   AND e.status = 'processed'
   AND e.processed_at >= now() - interval '1 hour'
   AND NOT EXISTS (SELECT FROM webhooks.replays AS r WHERE r.event_id = e.id)
@@ -28,7 +30,7 @@ WITH DATA;
 CREATE UNIQUE INDEX latency_1h_key ON webhooks.latency_1h (provider);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'latency_1h', coalesce(max(e.id), 0) FROM webhooks.events AS e
+SELECT 'latency_1h', coalesce(pg_sequence_last_value('webhooks.events_id_seq'::regclass), 0)
 ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.latency_1h FROM PUBLIC;

@@ -1,7 +1,7 @@
 -- +goose StatementBegin
 -- webhooks.refresh_view refreshes one of the views registered in
 -- webhooks.view_refreshes and records when, how long it took and the highest
--- event id it could see. A materialized view is refreshed CONCURRENTLY, so
+-- event id handed out before it (the sequence's last value). A materialized view is refreshed CONCURRENTLY, so
 -- the checks and the status page keep reading the old contents meanwhile and
 -- ingestion (which never touches the view) is not blocked; a registered name
 -- that is not a materialized view is refreshed by webhooks._refresh_<name>().
@@ -45,8 +45,12 @@ BEGIN
     -- The mark is read before the refresh takes its snapshot, so an event
     -- committed in between counts as unseen (errs on the side of staleness);
     -- one still in flight below the mark (ids follow inserts, not commits)
-    -- is picked up by the next refresh.
-    SELECT coalesce(max(e.id), 0) INTO v_high_water FROM webhooks.events AS e;
+    -- is picked up by the next refresh. It is the last id the sequence
+    -- handed out, not max(id) of webhooks.events: that would read the
+    -- queue and one index of every day slice of history, however many days
+    -- are kept. An id taken by a delivery that then stored nothing (a
+    -- duplicate that lost the race) is below the mark too: no event has it.
+    v_high_water := coalesce(pg_catalog.pg_sequence_last_value('webhooks.events_id_seq'::pg_catalog.regclass), 0);
 
     IF EXISTS (SELECT FROM pg_catalog.pg_matviews AS m
                WHERE m.schemaname = 'webhooks' AND m.matviewname = v_name AND m.ispopulated) THEN
@@ -76,7 +80,8 @@ $$;
 
 COMMENT ON FUNCTION webhooks.refresh_view(text) IS
   'Refreshes one registered view (see webhooks.view_refreshes) CONCURRENTLY and records the time, duration and '
-  'highest event id seen. Returns false without waiting when another transaction holds the refresh advisory lock '
+  'highest event id handed out before it (pg_sequence_last_value of webhooks.events_id_seq, no read of the events). '
+  'Returns false without waiting when another transaction holds the refresh advisory lock '
   '(pg_try_advisory_xact_lock(31638955663652723)). Call it once per view, each in its own transaction, to keep '
   'snapshots short. Raises for an unregistered name.';
 REVOKE EXECUTE ON FUNCTION webhooks.refresh_view(text) FROM PUBLIC;

@@ -1,14 +1,16 @@
 -- webhooks.traffic_5m: per provider and 5-minute bucket of received_at, over
 -- the last 24 hours, what arrived and what became of it. The volume checks
 -- compare a provider's last 30 minutes with its own earlier rate from here;
--- the status page charts it. Reads only the last day of events (BRIN on
--- received_at), whatever the size of the table.
+-- the status page charts it. Reads only the last day of events, whatever
+-- the days kept.
 --
 -- Duplicates write nothing (ingest_webhook's ON CONFLICT ... WHERE false), so
 -- they cannot be counted here; redelivered counts redeliveries that did
 -- change a pending event (revision > 1).
 -- It reads webhooks.events, the queue and history together; the bound on
--- received_at leaves out every day slice of history but the last two.
+-- received_at (webhooks._window_start: a constant when the refresh is
+-- planned) leaves every day slice of history but the last two out of the
+-- plan (TestWindowViewsReadOnlyTheirDays).
 CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
 SELECT e.provider,
        date_bin('5 minutes', e.received_at, timestamptz '2000-01-01 00:00:00+00') AS bucket,
@@ -29,7 +31,7 @@ SELECT e.provider,
        percentile_cont(0.99) WITHIN GROUP (
            ORDER BY extract(epoch FROM e.processed_at - e.claimed_at))   AS handler_p99_s
 FROM webhooks.events AS e
-WHERE e.received_at >= now() - interval '24 hours'
+WHERE e.received_at >= webhooks._window_start('24 hours')
 GROUP BY 1, 2
 WITH DATA;
 
@@ -37,7 +39,7 @@ WITH DATA;
 CREATE UNIQUE INDEX traffic_5m_key ON webhooks.traffic_5m (provider, bucket);
 
 INSERT INTO webhooks.view_refreshes (view_name, events_high_water)
-SELECT 'traffic_5m', coalesce(max(e.id), 0) FROM webhooks.events AS e
+SELECT 'traffic_5m', coalesce(pg_sequence_last_value('webhooks.events_id_seq'::regclass), 0)
 ON CONFLICT (view_name) DO NOTHING;
 
 REVOKE ALL ON TABLE webhooks.traffic_5m FROM PUBLIC;
