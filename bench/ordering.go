@@ -196,7 +196,7 @@ func runOrdering(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) 
 		if _, err := probe.Exec(ctx, `
 			TRUNCATE bench.order_snapshot;
 			INSERT INTO bench.order_snapshot SELECT * FROM webhooks.events;
-			TRUNCATE webhooks.events, webhooks.order_marks, bench.handled CASCADE`); err != nil {
+			TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, webhooks.order_marks, bench.handled CASCADE`); err != nil {
 			return res, audits, fmt.Errorf("snapshot: %w", err)
 		}
 		for _, lease := range cfg.orderingLeases {
@@ -247,7 +247,7 @@ func runOrdering(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) 
 					pt.Audit = pt.Audit && a.OK
 					log.Info("ordering", "keys", keys, "per_key", perKey, "lease", lease, "side", side[ordered], "round", round,
 						"per_s", round1(float64(got)/max(s, 1e-9)), "inversions", inv, "audit", a.OK)
-					if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, webhooks.order_marks, bench.handled CASCADE`); err != nil {
+					if _, err := probe.Exec(ctx, `TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, webhooks.order_marks, bench.handled CASCADE`); err != nil {
 						return res, audits, err
 					}
 				}

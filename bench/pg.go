@@ -143,9 +143,9 @@ func (e *pgEnv) prepareTemplate(ctx context.Context) (time.Duration, error) {
 	if _, err := pool.Exec(ctx, benchSchema); err != nil {
 		return 0, fmt.Errorf("bench schema: %w", err)
 	}
-	// Same storage parameters as webhooks.events (LIKE does not copy them).
+	// Same storage parameters as the queue (LIKE does not copy them).
 	var opts []string
-	if err := pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = 'webhooks.events'::regclass`).Scan(&opts); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = coalesce(to_regclass('webhooks.inbox'), 'webhooks.events'::regclass)`).Scan(&opts); err != nil {
 		return 0, err
 	}
 	if len(opts) > 0 {
@@ -170,10 +170,21 @@ func (e *pgEnv) prepareTemplate(ctx context.Context) (time.Duration, error) {
 // copy no index at all.
 const benchSchema = `
 CREATE SCHEMA bench;
-CREATE TABLE bench.raw (LIKE webhooks.inbox INCLUDING ALL);
-ALTER TABLE bench.raw ADD CONSTRAINT raw_provider_external_id_key UNIQUE (provider, external_id);
-CREATE UNIQUE INDEX raw_provider_body_sha256_key ON bench.raw (provider, body_sha256) WHERE body_sha256 IS NOT NULL;
-CREATE INDEX raw_provider_seq_idx ON bench.raw (provider, seq) WHERE seq IS NOT NULL;
+DO $do$
+BEGIN
+    IF to_regclass('webhooks.inbox') IS NULL THEN
+        -- A database migrated only up to a version before storage v2.
+        CREATE TABLE bench.raw (LIKE webhooks.events INCLUDING ALL);
+    ELSE
+        CREATE TABLE bench.raw (LIKE webhooks.inbox INCLUDING ALL);
+        IF to_regclass('webhooks.events_provider_external_id_key') IS NULL THEN
+            ALTER TABLE bench.raw ADD CONSTRAINT raw_provider_external_id_key UNIQUE (provider, external_id);
+            CREATE UNIQUE INDEX raw_provider_body_sha256_key ON bench.raw (provider, body_sha256) WHERE body_sha256 IS NOT NULL;
+            CREATE INDEX raw_provider_seq_idx ON bench.raw (provider, seq) WHERE seq IS NOT NULL;
+        END IF;
+    END IF;
+END
+$do$;
 -- Every run of the handler, with the time it started. No unique key on
 -- purpose: a second run of an event must show up as a second row.
 CREATE TABLE bench.handled (

@@ -295,7 +295,7 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		}
 		log.Info("process", "workers", w, "batch", b, "per_s", p.PerS, "audit", a.OK, "runner_s", round1(took.Seconds()), "point_s", round1(time.Since(t0).Seconds()))
 		// Keep the table as small for every point.
-		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, bench.handled CASCADE`); err != nil {
 			return res, audits, err
 		}
 	}
@@ -341,7 +341,7 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 			acc[b].wall += took.Seconds()
 			acc[b].pg += use.Postgres * took.Seconds()
 			acc[b].runner += use.Bench * took.Seconds()
-			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, bench.handled CASCADE`); err != nil {
 				return res, audits, err
 			}
 		}
@@ -382,7 +382,7 @@ func runProcess(ctx context.Context, env *pgEnv, cfg config, log *slog.Logger) (
 		audits = append(audits, a)
 		res.PerEvent = p
 		log.Info("process event by event", "per_s", p.PerS)
-		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+		if _, err := probe.Exec(ctx, `TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, bench.handled CASCADE`); err != nil {
 			return res, audits, err
 		}
 	}

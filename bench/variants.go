@@ -255,7 +255,7 @@ func runVariants(ctx context.Context, env *pgEnv, cfg config, binDir string, log
 			a.audit = a.audit && au.OK
 			a.rounds++
 			log.Info("process variant", "variant", v, "round", round, "per_s", round1(float64(n)/secs), "audit", au.OK)
-			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.events, bench.handled CASCADE`); err != nil {
+			if _, err := probe.Exec(ctx, `TRUNCATE webhooks.inbox, webhooks.history, webhooks.keys, bench.handled CASCADE`); err != nil {
 				return res, audits, err
 			}
 			if err := undo(ctx); err != nil {
