@@ -1,8 +1,8 @@
 -- +goose Up
 -- Dropping the view drops its grants: who may read it (a grant_reader
 -- role, a dashboard's) is noted here and granted again after it is created.
-CREATE TEMP TABLE _pginbox_view_grants ON COMMIT DROP AS
-SELECT acl.grantee::regrole::text AS role
+SELECT pg_catalog.set_config('pginbox.view_grants',
+       coalesce(pg_catalog.string_agg(acl.grantee::regrole::text, ','), ''), true)
 FROM pg_catalog.pg_class AS c
 CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS acl
 WHERE c.oid = 'webhooks.payload_15m'::pg_catalog.regclass
@@ -95,12 +95,10 @@ COMMENT ON MATERIALIZED VIEW webhooks.payload_15m IS
 
 -- +goose StatementBegin
 DO $$
-DECLARE
-    v_role text;
 BEGIN
-    FOR v_role IN SELECT g.role FROM _pginbox_view_grants AS g LOOP
-        EXECUTE pg_catalog.format('GRANT SELECT ON webhooks.payload_15m TO %s', v_role);
-    END LOOP;
+    IF pg_catalog.current_setting('pginbox.view_grants') <> '' THEN
+        EXECUTE 'GRANT SELECT ON webhooks.payload_15m TO ' || pg_catalog.current_setting('pginbox.view_grants');
+    END IF;
 END;
 $$;
 -- +goose StatementEnd
