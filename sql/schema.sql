@@ -7283,7 +7283,6 @@ CREATE TABLE webhooks.storage_state (
     singleton boolean DEFAULT true NOT NULL,
     keys_pending boolean NOT NULL,
     keys_cursor bigint DEFAULT 0 NOT NULL,
-    keys_upto bigint DEFAULT 0 NOT NULL,
     keys_copied bigint DEFAULT 0 NOT NULL,
     moved bigint DEFAULT 0 NOT NULL,
     started_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -7291,7 +7290,7 @@ CREATE TABLE webhooks.storage_state (
     CONSTRAINT storage_state_singleton_check CHECK (singleton)
 );
 
-COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (ids up to keys_upto, done up to keys_cursor), and how many processed events webhooks.move_history() moved.';
+COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (done up to the queue id keys_cursor; move_history() goes on to the queue''s newest row), and how many processed events webhooks.move_history() moved.';
 
 CREATE MATERIALIZED VIEW webhooks.traffic_5m AS
  SELECT e.provider,

@@ -116,7 +116,7 @@ func TestStorageUpgradeKillDuringMove(t *testing.T) {
 		var cursor, upto, moved int64
 		deadline := time.Now().Add(time.Minute)
 		for {
-			if err := l.pool.QueryRow(ctx, `SELECT keys_pending, keys_cursor, keys_upto, moved FROM webhooks.storage_state`).
+			if err := l.pool.QueryRow(ctx, `SELECT keys_pending, keys_cursor, (SELECT coalesce(max(id), 0) FROM webhooks.events), moved FROM webhooks.storage_state`).
 				Scan(&pending, &cursor, &upto, &moved); err != nil {
 				t.Fatal(err)
 			}

@@ -91,17 +91,16 @@ CREATE TABLE webhooks.storage_state (
     singleton    boolean     PRIMARY KEY DEFAULT true,
     keys_pending boolean     NOT NULL,
     keys_cursor  bigint      NOT NULL DEFAULT 0,
-    keys_upto    bigint      NOT NULL DEFAULT 0,
     keys_copied  bigint      NOT NULL DEFAULT 0,
     moved        bigint      NOT NULL DEFAULT 0,
     started_at   timestamptz NOT NULL DEFAULT now(),
     keys_done_at timestamptz,
     CONSTRAINT storage_state_singleton_check CHECK (singleton)
 );
-COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (ids up to keys_upto, done up to keys_cursor), and how many processed events webhooks.move_history() moved.';
+COMMENT ON TABLE webhooks.storage_state IS 'Progress of the move into storage v2: keys_pending while keys of events stored before it are still being copied into webhooks.keys (done up to the queue id keys_cursor; move_history() goes on to the queue''s newest row), and how many processed events webhooks.move_history() moved.';
 
-INSERT INTO webhooks.storage_state (keys_pending, keys_upto)
-SELECT coalesce(max(i.id), 0) > 0, coalesce(max(i.id), 0) FROM webhooks.events AS i;
+INSERT INTO webhooks.storage_state (keys_pending)
+SELECT EXISTS (SELECT FROM webhooks.events);
 
 
 REVOKE ALL ON webhooks.keys, webhooks.history, webhooks.history_days, webhooks.storage_state FROM PUBLIC;
